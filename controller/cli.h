@@ -1,0 +1,11 @@
+/* The thpshrink CLI's subcommands. Each lives in its own cli-<name>.c and returns the
+ * process exit status (0 ok, 1 failure the user must see, 2 usage). */
+#pragma once
+
+struct thps_cli_command {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+};
+
+extern const struct thps_cli_command thps_cli_commands[];

@@ -1,0 +1,118 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "macro.h"
+
+int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+
+	if (max < 2)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negative_errno();
+	buf = malloc(max);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, max - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		if (n == 0)
+			break;
+		len += n;
+		if (len == max - 1) {
+			char c;
+			if (read(fd, &c, 1) > 0)
+				return -EFBIG;
+			break;
+		}
+	}
+	buf[len] = 0;
+	if (ret_len)
+		*ret_len = len;
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (end == s)
+		return -EINVAL;
+	while (*end == '\n' || *end == ' ')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int read_u64_file(const char *path, uint64_t *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	int r;
+
+	r = read_file_bounded(path, 64, &buf, NULL);
+	if (r < 0)
+		return r;
+	return parse_u64(buf, ret);
+}
+
+int find_keyed_u64(const char *text, const char *key, uint64_t *ret)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == ' ') {
+			char num[32];
+			const char *v = p + klen + 1;
+			size_t n = strcspn(v, "\n");
+			if (n == 0 || n >= sizeof(num))
+				return -EINVAL;
+			memcpy(num, v, n);
+			num[n] = 0;
+			return parse_u64(num, ret);
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -ENOENT;
+}
+
+int write_file_string(const char *path, const char *s)
+{
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(s);
+	ssize_t n;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negative_errno();
+	n = write(fd, s, len);
+	if (n < 0)
+		return negative_errno();
+	if ((size_t)n != len)
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* Bounded reads of small kernel and config files. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reads at most max-1 bytes of path into a NUL-terminated malloc'd buffer.
+ * Returns 0, -EFBIG if the file is larger than max-1, or -errno. */
+int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len);
+
+/* Reads a file holding one unsigned decimal number (e.g. memory.current).
+ * Returns 0, -EINVAL if it holds something else, or -errno. */
+int read_u64_file(const char *path, uint64_t *ret);
+
+/* Finds "key value" (space separated, as memory.stat and /proc/vmstat) in text.
+ * Returns 0, -ENOENT if absent, -EINVAL if the value is not a number. */
+int find_keyed_u64(const char *text, const char *key, uint64_t *ret);
+
+/* Writes s to an existing file (a kernel knob) in one write(). Returns 0 or -errno. */
+int write_file_string(const char *path, const char *s);
+
+/* Parses a decimal u64 with nothing after it. Returns 0 or -EINVAL / -ERANGE. */
+int parse_u64(const char *s, uint64_t *ret);

@@ -1,0 +1,116 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "scan.h"
+
+void thps_scan_init(struct thps_scan *s, const struct thps_geometry *g)
+{
+	memset(s, 0, sizeof(*s));
+	s->geom = *g;
+	s->total.path = NULL;
+	memset(&s->vmstat, 0xff, sizeof(s->vmstat));
+}
+
+void thps_scan_free(struct thps_scan *s)
+{
+	for (size_t i = 0; i < s->n_cgroups; i++)
+		free(s->cgroups[i].path);
+	free(s->cgroups);
+	free(s->ranges);
+	s->cgroups = NULL;
+	s->ranges = NULL;
+	s->n_cgroups = s->cap_cgroups = s->n_ranges = s->cap_ranges = 0;
+}
+
+struct thps_cgroup_stats *thps_scan_cgroup(struct thps_scan *s, uint64_t ino, const char *path)
+{
+	struct thps_cgroup_stats *c;
+
+	for (size_t i = 0; i < s->n_cgroups; i++)
+		if (s->cgroups[i].ino == ino) {
+			c = &s->cgroups[i];
+			if (path && !c->path) {
+				c->path = strdup(path);
+				if (!c->path)
+					return NULL;
+			}
+			return c;
+		}
+	if (s->n_cgroups == s->cap_cgroups) {
+		size_t cap = s->cap_cgroups ? s->cap_cgroups * 2 : 16;
+		c = reallocarray(s->cgroups, cap, sizeof(*c));
+		if (!c)
+			return NULL;
+		s->cgroups = c;
+		s->cap_cgroups = cap;
+	}
+	c = &s->cgroups[s->n_cgroups];
+	memset(c, 0, sizeof(*c));
+	c->ino = ino;
+	if (path) {
+		c->path = strdup(path);
+		if (!c->path)
+			return NULL;
+	}
+	s->n_cgroups++;
+	return c;
+}
+
+struct thps_cgroup_stats *thps_scan_find_path(struct thps_scan *s, const char *path)
+{
+	for (size_t i = 0; i < s->n_cgroups; i++)
+		if (s->cgroups[i].path && strcmp(s->cgroups[i].path, path) == 0)
+			return &s->cgroups[i];
+	return NULL;
+}
+
+int thps_scan_add_range(struct thps_scan *s, const struct thps_thp_range *r)
+{
+	if (s->n_ranges == s->cap_ranges) {
+		size_t cap = s->cap_ranges ? s->cap_ranges * 2 : 64;
+		struct thps_thp_range *n = reallocarray(s->ranges, cap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->ranges = n;
+		s->cap_ranges = cap;
+	}
+	s->ranges[s->n_ranges++] = *r;
+	return 0;
+}
+
+void thps_scan_finish(struct thps_scan *s, unsigned lowutil_max_bucket)
+{
+	struct thps_cgroup_stats *t = &s->total;
+
+	memset(&t->hist, 0, sizeof(t->hist));
+	t->lowutil_thps = t->waste_bytes = t->partial_thps = t->partial_unmapped_bytes = 0;
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		struct thps_cgroup_stats *c = &s->cgroups[i];
+		c->lowutil_thps = thps_hist_lowutil_thps(&c->hist, lowutil_max_bucket);
+		c->waste_bytes = thps_hist_lowutil_zero(&c->hist, lowutil_max_bucket) * s->geom.page_size;
+		thps_hist_merge(&t->hist, &c->hist);
+		t->lowutil_thps += c->lowutil_thps;
+		t->waste_bytes += c->waste_bytes;
+		t->partial_thps += c->partial_thps;
+		t->partial_unmapped_bytes += c->partial_unmapped_bytes;
+	}
+}
+
+static int cmp_waste(const void *a, const void *b)
+{
+	const struct thps_cgroup_stats *x = a, *y = b;
+	uint64_t wx = x->waste_bytes + x->partial_unmapped_bytes;
+	uint64_t wy = y->waste_bytes + y->partial_unmapped_bytes;
+
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
+	return strcmp(x->path ? x->path : "", y->path ? y->path : "");
+}
+
+void thps_scan_sort(struct thps_scan *s)
+{
+	if (s->n_cgroups > 1)
+		qsort(s->cgroups, s->n_cgroups, sizeof(s->cgroups[0]), cmp_waste);
+}

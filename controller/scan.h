@@ -1,0 +1,105 @@
+/* The result of one pass over the machine: per-cgroup figures from every source.
+ * Sources fill it (plugins/), the report, the engine and the metrics read it. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "thp.h"
+
+/* Per memory cgroup. ino is what /proc/kpagecgroup reports for pages charged to it. */
+struct thps_cgroup_stats {
+	uint64_t ino;
+	char *path; /* relative to the cgroup mount, "/" for the root; malloc'd */
+
+	/* scanner: PMD-mapped anonymous THPs */
+	struct thps_hist hist;
+	uint64_t lowutil_thps;  /* THPs in buckets <= scan opts lowutil_max_bucket */
+	uint64_t waste_bytes;   /* zero subpages of those THPs × page size */
+
+	/* scanner: THP folios mapped only partly by PTEs (allocators' MADV_DONTNEED) */
+	uint64_t partial_thps;
+	uint64_t partial_unmapped_bytes;
+
+	/* vmstat source: memory.current and memory.stat anon_thp; have_memstat says if read */
+	bool have_memstat;
+	uint64_t memory_current;
+	uint64_t anon_thp_bytes;
+};
+
+/* Machine-wide kernel counters from /proc/vmstat (UINT64_MAX = counter absent). */
+struct thps_vmstat {
+	uint64_t thp_split_page;
+	uint64_t thp_split_page_failed;
+	uint64_t thp_deferred_split_page;
+	uint64_t thp_underused_split_page;
+	uint64_t thp_split_pmd;
+	uint64_t thp_collapse_alloc;
+	uint64_t thp_split_free;  /* RFC patch 003 */
+	uint64_t thp_split_unmap; /* RFC patch 003 */
+};
+
+struct thps_scan_summary {
+	uint64_t procs_scanned;
+	uint64_t procs_skipped;    /* exited, changed or unreadable mid-scan: never fatal */
+	uint64_t thps_scanned;     /* distinct THPs whose contents were read */
+	uint64_t thps_shared;      /* further mappings of an already counted THP (same PFN) */
+	uint64_t bytes_read;
+	uint64_t wall_ns;
+	uint64_t cpu_ns;
+	uint64_t throttled_ns;     /* time slept to stay within max_thps_per_sec */
+	const char *method;        /* "PAGEMAP_SCAN" or "pagemap" */
+};
+
+/* A low-utilization THP the scanner saw; the split actuator re-checks it before acting. */
+struct thps_thp_range {
+	pid_t pid;
+	uint64_t pid_starttime; /* /proc/PID/stat field 22, against pid reuse */
+	uint64_t start;         /* virtual address, THP aligned */
+	uint64_t pfn;           /* head PFN */
+	uint64_t ino;           /* memcg */
+	uint32_t utilized;
+};
+
+struct thps_scan_opts {
+	pid_t pid;                  /* 0 = every process */
+	const char *cgroup;         /* NULL = every cgroup; else a path relative to the mount */
+	uint64_t max_thps_per_sec;  /* 0 = unlimited */
+	unsigned lowutil_max_bucket;/* low-util cut, default 0 (the RFC's bucket 0) */
+	bool record_ranges;         /* keep thps_thp_range for low-util THPs */
+};
+
+struct thps_scan {
+	struct thps_geometry geom;
+	struct thps_cgroup_stats *cgroups;
+	size_t n_cgroups;
+	size_t cap_cgroups;
+	struct thps_cgroup_stats total; /* path "(total)", ino 0 */
+	struct thps_scan_summary summary;
+
+	struct thps_thp_range *ranges;
+	size_t n_ranges;
+	size_t cap_ranges;
+
+	/* debugfs source (RFC thp_utilization): machine-wide */
+	bool have_kernel_hist;
+	struct thps_hist kernel_hist;
+	double kernel_last_scan_time;
+	double kernel_last_scan_duration;
+
+	/* vmstat source */
+	bool have_vmstat;
+	struct thps_vmstat vmstat;
+};
+
+void thps_scan_init(struct thps_scan *s, const struct thps_geometry *g);
+void thps_scan_free(struct thps_scan *s);
+/* Finds or adds the entry for ino. path may be NULL (filled later). Returns it or NULL (ENOMEM). */
+struct thps_cgroup_stats *thps_scan_cgroup(struct thps_scan *s, uint64_t ino, const char *path);
+struct thps_cgroup_stats *thps_scan_find_path(struct thps_scan *s, const char *path);
+/* Appends a range. Returns 0 or -ENOMEM. */
+int thps_scan_add_range(struct thps_scan *s, const struct thps_thp_range *r);
+/* Recomputes derived fields (lowutil_thps, waste_bytes, total) from the histograms. */
+void thps_scan_finish(struct thps_scan *s, unsigned lowutil_max_bucket);
+/* Sorts cgroups by waste (partial + low-util) descending, then path. */
+void thps_scan_sort(struct thps_scan *s);

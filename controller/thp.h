@@ -1,0 +1,38 @@
+/* THP geometry and the RFC's utilization histogram. The only place that knows how many
+ * subpages a THP has: everything else asks struct thps_geometry. */
+#pragma once
+#include <stdint.h>
+#include "context.h"
+
+#define THPS_BUCKETS 10
+
+struct thps_geometry {
+	uint32_t page_size; /* sysconf(_SC_PAGESIZE) */
+	uint64_t thp_size;  /* transparent_hugepage/hpage_pmd_size */
+	uint32_t subpages;  /* thp_size / page_size, 512 on x86-64 */
+};
+
+/* Reads hpage_pmd_size under ctx->sys_root. Returns 0, -ENOENT when the kernel has no THP
+ * support, -EINVAL when the file makes no sense. */
+int thps_geometry_load(const struct thps_ctx *ctx, struct thps_geometry *ret);
+/* The x86-64 geometry (4 KiB pages, 2 MiB THPs), for tests and fixtures. */
+void thps_geometry_default(struct thps_geometry *ret);
+
+/* The RFC's bucket: min(utilized * 10 / subpages, 9). */
+unsigned thps_bucket(const struct thps_geometry *g, unsigned utilized);
+/* The utilized-subpage range [lo, hi] that thps_bucket() really maps to bucket b
+ * (0-51, 52-102, ... for 512 subpages), not the RFC's printed labels. */
+void thps_bucket_range(const struct thps_geometry *g, unsigned b, unsigned *lo, unsigned *hi);
+
+struct thps_hist {
+	uint64_t thps[THPS_BUCKETS];
+	uint64_t zero_subpages[THPS_BUCKETS]; /* the RFC's second column */
+};
+
+void thps_hist_add(struct thps_hist *h, const struct thps_geometry *g, unsigned utilized);
+void thps_hist_merge(struct thps_hist *dst, const struct thps_hist *src);
+uint64_t thps_hist_thps(const struct thps_hist *h);
+uint64_t thps_hist_zero_subpages(const struct thps_hist *h);
+/* THPs and zero subpages in buckets 0..max_bucket (the low-utilization cut). */
+uint64_t thps_hist_lowutil_thps(const struct thps_hist *h, unsigned max_bucket);
+uint64_t thps_hist_lowutil_zero(const struct thps_hist *h, unsigned max_bucket);

@@ -1,0 +1,36 @@
+#!/bin/sh
+# install-deps.sh build|test — installs what thpshrink needs from Debian 12's packages.
+#   build: compiler, autotools and the libraries thpshrink links.
+#   test:  build + what the test suites use (Check, python3-jsonschema, qemu and busybox for
+#          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing).
+set -eu
+what=${1:-build}
+BUILD="build-essential autoconf automake libtool pkg-config libcgroup-dev libjson-c-dev
+       libmnl-dev libsystemd-dev libmicrohttpd-dev check"
+TEST="python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
+      prometheus crun redis-server redis-tools clang libclang-rt-14-dev valgrind curl
+      ca-certificates procps iproute2 kmod file"
+case "$what" in
+build) pkgs=$BUILD ;;
+test) pkgs="$BUILD $TEST" ;;
+*) echo "usage: $0 build|test" >&2; exit 2 ;;
+esac
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps.sh: run as root (apt-get install)" >&2
+	exit 1
+fi
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -o DPkg::Lock::Timeout=300 update -q
+	# shellcheck disable=SC2086
+	apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends $missing
+fi
+# prometheus' package starts a server on :9090; the tests run their own on loopback.
+if [ "$what" = test ] && command -v systemctl >/dev/null 2>&1; then
+	systemctl disable --now prometheus prometheus-node-exporter redis-server >/dev/null 2>&1 || true
+fi
+echo "install-deps.sh: $what dependencies present"

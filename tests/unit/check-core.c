@@ -1,0 +1,162 @@
+/* Unit tests of the core: histogram math at every bucket edge, geometry, file helpers. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "scan.h"
+#include "thp.h"
+
+START_TEST(test_bucket_edges)
+{
+	struct thps_geometry g;
+
+	thps_geometry_default(&g);
+	/* bucket = min(u*10/512, 9): the RFC's formula, not its labels */
+	ck_assert_uint_eq(thps_bucket(&g, 0), 0);
+	ck_assert_uint_eq(thps_bucket(&g, 51), 0);
+	ck_assert_uint_eq(thps_bucket(&g, 52), 1);
+	ck_assert_uint_eq(thps_bucket(&g, 102), 1);
+	ck_assert_uint_eq(thps_bucket(&g, 103), 2);
+	ck_assert_uint_eq(thps_bucket(&g, 460), 8);
+	ck_assert_uint_eq(thps_bucket(&g, 461), 9);
+	ck_assert_uint_eq(thps_bucket(&g, 511), 9);
+	ck_assert_uint_eq(thps_bucket(&g, 512), 9);
+}
+END_TEST
+
+START_TEST(test_bucket_ranges_match_formula)
+{
+	struct thps_geometry g;
+	unsigned lo, hi, expect_lo = 0;
+
+	thps_geometry_default(&g);
+	for (unsigned b = 0; b < THPS_BUCKETS; b++) {
+		thps_bucket_range(&g, b, &lo, &hi);
+		ck_assert_uint_eq(lo, expect_lo);
+		ck_assert_uint_eq(thps_bucket(&g, lo), b);
+		ck_assert_uint_eq(thps_bucket(&g, hi), b);
+		if (b < THPS_BUCKETS - 1)
+			ck_assert_uint_eq(thps_bucket(&g, hi + 1), b + 1);
+		expect_lo = hi + 1;
+	}
+	thps_bucket_range(&g, 0, &lo, &hi);
+	ck_assert_uint_eq(hi, 51);
+	thps_bucket_range(&g, 9, &lo, &hi);
+	ck_assert_uint_eq(lo, 461);
+	ck_assert_uint_eq(hi, 512);
+}
+END_TEST
+
+START_TEST(test_hist_add_and_cut)
+{
+	struct thps_geometry g;
+	struct thps_hist h;
+
+	thps_geometry_default(&g);
+	memset(&h, 0, sizeof(h));
+	thps_hist_add(&h, &g, 0);
+	thps_hist_add(&h, &g, 51);
+	thps_hist_add(&h, &g, 52);
+	thps_hist_add(&h, &g, 512);
+	ck_assert_uint_eq(h.thps[0], 2);
+	ck_assert_uint_eq(h.zero_subpages[0], 512 + 461);
+	ck_assert_uint_eq(h.thps[1], 1);
+	ck_assert_uint_eq(h.zero_subpages[1], 460);
+	ck_assert_uint_eq(h.thps[9], 1);
+	ck_assert_uint_eq(h.zero_subpages[9], 0);
+	ck_assert_uint_eq(thps_hist_lowutil_thps(&h, 0), 2);
+	ck_assert_uint_eq(thps_hist_lowutil_thps(&h, 1), 3);
+	ck_assert_uint_eq(thps_hist_thps(&h), 4);
+	ck_assert_uint_eq(thps_hist_zero_subpages(&h), 512 + 461 + 460);
+}
+END_TEST
+
+START_TEST(test_scan_finish_totals)
+{
+	struct thps_geometry g;
+	struct thps_scan s;
+	struct thps_cgroup_stats *a, *b;
+
+	thps_geometry_default(&g);
+	thps_scan_init(&s, &g);
+	a = thps_scan_cgroup(&s, 10, "/a");
+	thps_hist_add(&a->hist, &g, 0);
+	b = thps_scan_cgroup(&s, 11, "/b");
+	thps_hist_add(&b->hist, &g, 0);
+	thps_hist_add(&b->hist, &g, 0);
+	b = thps_scan_cgroup(&s, 11, NULL);
+	thps_hist_add(&b->hist, &g, 512);
+	thps_scan_finish(&s, 0);
+	thps_scan_sort(&s);
+	ck_assert_str_eq(s.cgroups[0].path, "/b");
+	ck_assert_uint_eq(s.cgroups[0].waste_bytes, 2 * 512 * 4096ull);
+	ck_assert_uint_eq(s.total.waste_bytes, 3 * 512 * 4096ull);
+	ck_assert_uint_eq(thps_hist_thps(&s.total.hist), 4);
+	thps_scan_free(&s);
+}
+END_TEST
+
+START_TEST(test_keyed_u64)
+{
+	uint64_t v;
+
+	ck_assert_int_eq(find_keyed_u64("anon 5\nanon_thp 4194304\nfile 1\n", "anon_thp", &v), 0);
+	ck_assert_uint_eq(v, 4194304);
+	ck_assert_int_eq(find_keyed_u64("anon 5\n", "anon_thp", &v), -ENOENT);
+	ck_assert_int_eq(find_keyed_u64("anon_thp x\n", "anon_thp", &v), -EINVAL);
+	ck_assert_int_eq(parse_u64("12\n", &v), 0);
+	ck_assert_int_eq(parse_u64("-1", &v), -EINVAL);
+	ck_assert_int_eq(parse_u64("99999999999999999999999", &v), -ERANGE);
+}
+END_TEST
+
+START_TEST(test_read_file_bounded)
+{
+	char tmpl[] = "/tmp/thps-core-XXXXXX";
+	int fd = mkstemp(tmpl);
+	char *buf = NULL;
+	size_t len;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "123456789", 9), 9);
+	close(fd);
+	ck_assert_int_eq(read_file_bounded(tmpl, 16, &buf, &len), 0);
+	ck_assert_str_eq(buf, "123456789");
+	ck_assert_uint_eq(len, 9);
+	free(buf);
+	ck_assert_int_eq(read_file_bounded(tmpl, 5, &buf, &len), -EFBIG);
+	unlink(tmpl);
+	ck_assert_int_eq(read_file_bounded(tmpl, 5, &buf, &len), -ENOENT);
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+	Suite *s = suite_create("core");
+	TCase *tc = tcase_create("histogram");
+
+	tcase_add_test(tc, test_bucket_edges);
+	tcase_add_test(tc, test_bucket_ranges_match_formula);
+	tcase_add_test(tc, test_hist_add_and_cut);
+	tcase_add_test(tc, test_scan_finish_totals);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fileio");
+	tcase_add_test(tc, test_keyed_u64);
+	tcase_add_test(tc, test_read_file_bounded);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(core_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
