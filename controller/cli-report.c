@@ -162,6 +162,13 @@ static int check_scanner_files(const struct thps_ctx *ctx)
 		{ "kpagecgroup", "the kernel lacks CONFIG_MEMCG; without it pages cannot be attributed to cgroups" },
 	};
 
+	char self[PATH_MAX];
+
+	/* Without procfs every file below is "missing", and the kernel is not to blame. */
+	if (thps_path(self, sizeof(self), ctx->proc_root, "self/stat") < 0 || access(self, F_OK) < 0)
+		return log_error_errno(-ENOENT, "'%s' is not a mounted procfs ('%s' is missing): mount "
+					  "/proc (in a container: share the host's /proc read-only)",
+				       ctx->proc_root, self);
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
 		_cleanup_close_ int fd = -1;
 		char path[PATH_MAX];

@@ -31,6 +31,59 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# A. Not root: a clear error and exit 1. A copy nobody may execute, away from the build tree.
+cp "$T" "$tmp/thpshrink" && chmod 755 "$tmp" "$tmp/thpshrink"
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/thpshrink" report >"$tmp/nr.out" 2>"$tmp/nr.err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "must run as root" "$tmp/nr.err" && [ ! -s "$tmp/nr.out" ]; then
+		pass "non-root: exit 1, '$(cat "$tmp/nr.err")'"
+	else
+		fail "non-root run: exit $rc, stderr '$(cat "$tmp/nr.err")', stdout $(wc -c <"$tmp/nr.out") bytes"
+	fi
+else
+	fail "setpriv missing (util-linux)"
+fi
+
+# B. Usage errors: exit 2 and a message naming the option and the value.
+usage_case() {
+	"$T" report "$@" >"$tmp/u.out" 2>"$tmp/u.err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q -- "$1" "$tmp/u.err" && grep -q -- "$2" "$tmp/u.err"; then
+		pass "usage error for $*: $(cat "$tmp/u.err")"
+	else
+		fail "'report $*': exit $rc, '$(cat "$tmp/u.err")'"
+	fi
+}
+usage_case --lowutil-bucket 10
+usage_case --pid abc
+usage_case --pid 0
+usage_case --max-thps-per-sec -5
+usage_case --cgroup relative/path
+usage_case --source nosuch
+"$T" report --help >"$tmp/help" 2>&1 && grep -q -- '--max-thps-per-sec' "$tmp/help" ||
+	fail "report --help"
+
+# C. Missing kernel files: a procfs without kpagecgroup (a kernel without CONFIG_MEMCG).
+mkdir -p "$tmp/proc/self" && : >"$tmp/proc/self/stat" && : >"$tmp/proc/self/pagemap" && : >"$tmp/proc/kpageflags"
+THPSHRINK_PROC_ROOT=$tmp/proc "$T" report >"$tmp/mf.out" 2>"$tmp/mf.err"
+rc=$?
+if [ $rc = 1 ] && grep -q "kpagecgroup.*CONFIG_MEMCG" "$tmp/mf.err" && [ ! -s "$tmp/mf.out" ]; then
+	pass "missing kpagecgroup: exit 1, '$(cat "$tmp/mf.err")'"
+else
+	fail "missing kpagecgroup: exit $rc, '$(cat "$tmp/mf.err")'"
+fi
+# Now kpagecgroup is there and kpageflags is gone (root reads mode-000 files, so remove it).
+: >"$tmp/proc/kpagecgroup"
+rm -f "$tmp/proc/kpageflags"
+THPSHRINK_PROC_ROOT=$tmp/proc "$T" report >"$tmp/mf.out" 2>"$tmp/mf.err"
+rc=$?
+if [ $rc = 1 ] && grep -q "'$tmp/proc/kpageflags'" "$tmp/mf.err"; then
+	pass "missing kpageflags: exit 1, '$(cat "$tmp/mf.err")'"
+else
+	fail "missing kpageflags: exit $rc, '$(cat "$tmp/mf.err")'"
+fi
+
 # start_bloat NAME MIX: starts a generator, waits for READY, sets $bloat_pid.
 start_bloat() {
 	"$BLOAT" --mix "$2" --ready-file "$tmp/$1.ready" --seconds 600 >"$tmp/$1.out" 2>&1 &
@@ -144,39 +197,6 @@ if "$T" report --pid "$sp" >"$tmp/none.txt" 2>&1 && grep -q '^no anonymous THPs 
 else
 	fail "report for a process without THPs:"; cat "$tmp/none.txt"
 fi
-
-# 5. Not root: a clear error and exit 1. A copy nobody may execute, away from the build tree.
-cp "$T" "$tmp/thpshrink" && chmod 755 "$tmp" "$tmp/thpshrink"
-if command -v setpriv >/dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/thpshrink" report >"$tmp/nr.out" 2>"$tmp/nr.err"
-	rc=$?
-	if [ $rc = 1 ] && grep -q "must run as root" "$tmp/nr.err" && [ ! -s "$tmp/nr.out" ]; then
-		pass "non-root: exit 1, '$(cat "$tmp/nr.err")'"
-	else
-		fail "non-root run: exit $rc, stderr '$(cat "$tmp/nr.err")', stdout $(wc -c <"$tmp/nr.out") bytes"
-	fi
-else
-	fail "setpriv missing (util-linux)"
-fi
-
-# 6. Usage errors: exit 2 and a message naming the option and the value.
-usage_case() {
-	"$T" report "$@" >"$tmp/u.out" 2>"$tmp/u.err"
-	rc=$?
-	if [ $rc = 2 ] && grep -q -- "$1" "$tmp/u.err" && grep -q -- "$2" "$tmp/u.err"; then
-		pass "usage error for $*: $(cat "$tmp/u.err")"
-	else
-		fail "'report $*': exit $rc, '$(cat "$tmp/u.err")'"
-	fi
-}
-usage_case --lowutil-bucket 10
-usage_case --pid abc
-usage_case --pid 0
-usage_case --max-thps-per-sec -5
-usage_case --cgroup relative/path
-usage_case --source nosuch
-"$T" report --help >"$tmp/help" 2>&1 && grep -q -- '--max-thps-per-sec' "$tmp/help" ||
-	fail "report --help"
 
 # 7. --max-thps-per-sec reaches the scanner: 44 THPs at 20/s take well over a second.
 if "$T" report --pid "$P" --max-thps-per-sec 20 --json >"$tmp/slow.json" 2>"$tmp/slow.err"; then
