@@ -141,7 +141,8 @@ static void print_none(FILE *f, const struct thps_scan *scan, const struct thps_
 		hint = "every large enough anonymous mapping may get THPs";
 	else
 		hint = "could not read transparent_hugepage/enabled";
-	fprintf(f, "no anonymous THPs found in %" PRIu64 " processes", scan->summary.procs_scanned);
+	fprintf(f, "no anonymous THPs found in %" PRIu64 " process%s", scan->summary.procs_scanned,
+		scan->summary.procs_scanned == 1 ? "" : "es");
 	if (o->pid > 0)
 		fprintf(f, " (pid %d)", (int)o->pid);
 	if (o->cgroup) {
