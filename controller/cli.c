@@ -4,5 +4,6 @@
 #include "cli.h"
 
 const struct thps_cli_command thps_cli_commands[] = {
+	{ "probe", "what this kernel lets thpshrink do, and what follows", thps_cli_probe },
 	{ NULL, NULL, NULL },
 };

@@ -9,3 +9,5 @@ struct thps_cli_command {
 };
 
 extern const struct thps_cli_command thps_cli_commands[];
+
+int thps_cli_probe(int argc, char **argv);
