@@ -15,9 +15,10 @@
 #define SMALL_MAX 4096
 #define MOUNTINFO_MAX (1024 * 1024)
 #define VMSTAT_MAX (64 * 1024)
-/* memory.reclaim learnt "swappiness=" in Linux 6.13. */
+/* memory.reclaim learnt "swappiness=" in Linux 6.12: Debian's 6.12 takes "0 swappiness=60"
+ * and its image holds the "swappiness=%d" token, 6.1's does not (tests/vm 10-probe). */
 #define SWAPPINESS_MAJOR 6
-#define SWAPPINESS_MINOR 13
+#define SWAPPINESS_MINOR 12
 
 void thps_probe_init(struct thps_probe *p)
 {
@@ -287,7 +288,7 @@ static void gather_cgroup(const struct thps_ctx *ctx, unsigned flags, struct thp
 	if (!p->have_memory_reclaim)
 		return;
 	if (flags & THPS_PROBE_WRITE_TEST) {
-		/* Asks to reclaim 0 bytes: kernels before 6.13 reject the key with EINVAL. */
+		/* Asks to reclaim 0 bytes: kernels before 6.12 reject the key with EINVAL. */
 		if (thps_path(path, sizeof(path), p->cgroup_root, "memory.reclaim") == 0) {
 			r = write_file_string(path, "0 swappiness=60");
 			if (r == 0 || r == -EINVAL) {
@@ -412,8 +413,8 @@ static void decide_cgroup(struct thps_probe *p)
 	if (!p->have_memory_reclaim) {
 		f = add(p, "cgroup.memory_reclaim_swappiness", false, "n/a here (no memory.reclaim)%s",
 			p->reclaim_swappiness < 0 ? ""
-			: p->reclaim_swappiness ? "; this kernel would accept it (inferred: Linux >= 6.13)"
-						: "; this kernel would not (inferred: Linux < 6.13)");
+			: p->reclaim_swappiness ? "; this kernel would accept it (inferred: Linux >= 6.12)"
+						: "; this kernel would not (inferred: Linux < 6.12)");
 		follows(f, "Nothing to pass without memory.reclaim.");
 	} else if (p->reclaim_swappiness < 0) {
 		f = add(p, "cgroup.memory_reclaim_swappiness", false, "unknown (kernel version unreadable)");
@@ -423,8 +424,8 @@ static void decide_cgroup(struct thps_probe *p)
 		f = add(p, "cgroup.memory_reclaim_swappiness", p->reclaim_swappiness == 1, "%s (%s)",
 			p->reclaim_swappiness ? "accepted" : "not accepted",
 			p->swappiness_tested ? "tested by writing '0 swappiness=60'"
-			: p->reclaim_swappiness ? "inferred: Linux >= 6.13"
-						: "inferred: Linux < 6.13");
+			: p->reclaim_swappiness ? "inferred: Linux >= 6.12"
+						: "inferred: Linux < 6.12");
 		if (p->reclaim_swappiness)
 			follows(f, "The reclaim actuator can pass 'swappiness=0' so that a request does not "
 				   "swap out the cgroup's anonymous memory (THP shrinkers still run).");
