@@ -11,22 +11,24 @@
 
 static void probe_usage(FILE *f)
 {
-	fprintf(f, "Usage: thpshrink probe [--json] [--write-test]\n\n"
-		   "Reports the kernel's THP and cgroup capabilities and what follows for thpshrink.\n\n"
-		   "  --json        machine-readable output (schemas/probe.schema.json)\n"
-		   "  --write-test  decide memory.reclaim's swappiness= key by writing\n"
-		   "                '0 swappiness=60' (asks for nothing) to the v2 root's\n"
-		   "                memory.reclaim; without it the answer is inferred from the\n"
-		   "                kernel version. For test VMs and hosts you own.\n");
+	fprintf(
+	    f,
+	    "Usage: thpshrink probe [--json] [--write-test]\n\n"
+	    "Reports the kernel's THP and cgroup capabilities and what follows for thpshrink.\n\n"
+	    "  --json        machine-readable output (schemas/probe.schema.json)\n"
+	    "  --write-test  decide memory.reclaim's swappiness= key by writing\n"
+	    "                '0 swappiness=60' (asks for nothing) to the v2 root's\n"
+	    "                memory.reclaim; without it the answer is inferred from the\n"
+	    "                kernel version. For test VMs and hosts you own.\n");
 }
 
 int thps_cli_probe(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "write-test", no_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	    {"json", no_argument, NULL, 'j'},
+	    {"write-test", no_argument, NULL, 'w'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct thps_probe *p;
 	struct thps_ctx ctx;
@@ -76,7 +78,7 @@ int thps_cli_probe(int argc, char **argv)
 			return 1;
 		}
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							       JSON_C_TO_STRING_NOSLASHESCAPE));
+							   JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else
 		thps_probe_print(stdout, p);

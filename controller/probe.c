@@ -12,9 +12,9 @@
 #include "macro.h"
 #include "probe.h"
 
-#define SMALL_MAX 4096
+#define SMALL_MAX     4096
 #define MOUNTINFO_MAX (1024 * 1024)
-#define VMSTAT_MAX (64 * 1024)
+#define VMSTAT_MAX    (64 * 1024)
 /* memory.reclaim learnt "swappiness=" in Linux 6.12: Debian's 6.12 takes "0 swappiness=60"
  * and its image holds the "swappiness=%d" token, 6.1's does not (tests/vm 10-probe). */
 #define SWAPPINESS_MAJOR 6
@@ -157,7 +157,7 @@ int thps_memcg_find(const struct thps_ctx *ctx, char *root, size_t size, bool *r
 	if (r < 0)
 		return r;
 	for (char *line = strtok_r(info, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *f[6] = { 0 }, *sep, *fstype, *source, *opts, *tok = NULL, *s2 = NULL;
+		char *f[6] = {0}, *sep, *fstype, *source, *opts, *tok = NULL, *s2 = NULL;
 		int rank = 0, nf = 0;
 		bool v2mem = false;
 
@@ -243,7 +243,6 @@ static bool dir_has_entries(const char *path)
 
 static void gather_debugfs(const struct thps_ctx *ctx, struct thps_probe *p)
 {
-	_cleanup_free_ char *t = NULL;
 	char path[PATH_MAX];
 
 	/* An unmounted /sys/kernel/debug is an empty directory. */
@@ -257,11 +256,9 @@ static void gather_debugfs(const struct thps_ctx *ctx, struct thps_probe *p)
 	    !file_exists(path))
 		return;
 	p->have_thp_utilization = true;
-	p->thp_utilization_error = read_file_bounded(path, THPS_THP_UTILIZATION_MAX, &t, NULL);
-	if (p->thp_utilization_error == 0)
-		p->thp_utilization_error = thps_parse_thp_utilization(
-			t, &p->kernel_hist, &p->kernel_last_scan_time, &p->kernel_last_scan_duration,
-			&p->thp_utilization_bad_line);
+	p->thp_utilization_error =
+	    thps_thp_utilization_read(ctx, &p->kernel_hist, &p->kernel_last_scan_time,
+				      &p->kernel_last_scan_duration, &p->thp_utilization_bad_line);
 }
 
 static void gather_cgroup(const struct thps_ctx *ctx, unsigned flags, struct thps_probe *p)
@@ -272,8 +269,9 @@ static void gather_cgroup(const struct thps_ctx *ctx, unsigned flags, struct thp
 
 	/* What the kernel would accept, by version; a write test below overrides it. */
 	if (p->kver_major >= 0)
-		p->reclaim_swappiness = p->kver_major > SWAPPINESS_MAJOR ||
-					(p->kver_major == SWAPPINESS_MAJOR && p->kver_minor >= SWAPPINESS_MINOR);
+		p->reclaim_swappiness =
+		    p->kver_major > SWAPPINESS_MAJOR ||
+		    (p->kver_major == SWAPPINESS_MAJOR && p->kver_minor >= SWAPPINESS_MINOR);
 	v = thps_memcg_find(ctx, p->cgroup_root, sizeof(p->cgroup_root), &p->v2_memory);
 	if (v <= 0) {
 		p->cgroup_root[0] = 0;
@@ -377,61 +375,82 @@ static void decide_cgroup(struct thps_probe *p)
 
 	if (p->cgroup_version == 2 && p->v2_memory) {
 		f = add(p, "cgroup.memory", true, "cgroup v2 at %s", p->cgroup_root);
-		follows(f, "Per-cgroup figures are read from the v2 hierarchy; actions on cgroups are possible.");
+		follows(f, "Per-cgroup figures are read from the v2 hierarchy; actions on cgroups "
+			   "are possible.");
 		f = add(p, "cgroup.subtree_control", p->v2_subtree_memory, "%s",
-			p->v2_subtree_memory ? "memory enabled for child cgroups" : "memory not in the root's subtree_control");
+			p->v2_subtree_memory ? "memory enabled for child cgroups"
+					     : "memory not in the root's subtree_control");
 		if (p->v2_subtree_memory)
-			follows(f, "Child cgroups have memory.* files (memory.current, memory.stat, memory.reclaim).");
+			follows(f, "Child cgroups have memory.* files (memory.current, "
+				   "memory.stat, memory.reclaim).");
 		else
-			follows(f, "Child cgroups have no memory.* files: per-cgroup figures and reclaim need "
-				   "'+memory' in %s/cgroup.subtree_control.", p->cgroup_root);
+			follows(f,
+				"Child cgroups have no memory.* files: per-cgroup figures and "
+				"reclaim need "
+				"'+memory' in %s/cgroup.subtree_control.",
+				p->cgroup_root);
 	} else if (p->cgroup_version == 2) {
 		f = add(p, "cgroup.memory", false, "cgroup v2 at %s without the memory controller",
 			p->cgroup_root);
-		follows(f, "The memory controller is not on the v2 hierarchy: no per-cgroup memory figures "
-			   "and no memory.reclaim; thpshrink reports per process and machine-wide only.");
+		follows(
+		    f,
+		    "The memory controller is not on the v2 hierarchy: no per-cgroup memory "
+		    "figures "
+		    "and no memory.reclaim; thpshrink reports per process and machine-wide only.");
 	} else if (p->cgroup_version == 1) {
 		f = add(p, "cgroup.memory", false, "cgroup v1 at %s", p->cgroup_root);
-		follows(f, "Read-only reporting: thpshrink reads memory.usage_in_bytes and memory.stat "
-			   "(rss_huge) of v1 cgroups but never writes to a v1 hierarchy, and v1 has no "
-			   "memory.reclaim, so it takes no per-cgroup action here.");
+		follows(
+		    f, "Read-only reporting: thpshrink reads memory.usage_in_bytes and memory.stat "
+		       "(rss_huge) of v1 cgroups but never writes to a v1 hierarchy, and v1 has no "
+		       "memory.reclaim, so it takes no per-cgroup action here.");
 	} else {
 		f = add(p, "cgroup.memory", false, "no memory cgroup hierarchy mounted");
-		follows(f, "No per-cgroup figures or actions: thpshrink reports per process and machine-wide only.");
+		follows(f, "No per-cgroup figures or actions: thpshrink reports per process and "
+			   "machine-wide only.");
 	}
 
 	f = add(p, "cgroup.memory_reclaim", p->have_memory_reclaim, "%s",
 		p->have_memory_reclaim ? "present" : "absent");
 	if (p->have_memory_reclaim)
-		follows(f, "The reclaim actuator can ask a cgroup to give memory back; the kernel's THP "
-			   "shrinkers run as part of it (judge the result by memory.current: the write "
-			   "may fail with EAGAIN even when it freed memory).");
+		follows(
+		    f,
+		    "The reclaim actuator can ask a cgroup to give memory back; the kernel's THP "
+		    "shrinkers run as part of it (judge the result by memory.current: the write "
+		    "may fail with EAGAIN even when it freed memory).");
 	else
-		follows(f, "No proactive reclaim: thpshrink cannot ask the kernel to shrink a cgroup "
-			   "(it needs cgroup v2 with the memory controller, Linux >= 5.19).");
+		follows(f,
+			"No proactive reclaim: thpshrink cannot ask the kernel to shrink a cgroup "
+			"(it needs cgroup v2 with the memory controller, Linux >= 5.19).");
 
 	if (!p->have_memory_reclaim) {
-		f = add(p, "cgroup.memory_reclaim_swappiness", false, "n/a here (no memory.reclaim)%s",
+		f = add(p, "cgroup.memory_reclaim_swappiness", false,
+			"n/a here (no memory.reclaim)%s",
 			p->reclaim_swappiness < 0 ? ""
-			: p->reclaim_swappiness ? "; this kernel would accept it (inferred: Linux >= 6.12)"
-						: "; this kernel would not (inferred: Linux < 6.12)");
+			: p->reclaim_swappiness
+			    ? "; this kernel would accept it (inferred: Linux >= 6.12)"
+			    : "; this kernel would not (inferred: Linux < 6.12)");
 		follows(f, "Nothing to pass without memory.reclaim.");
 	} else if (p->reclaim_swappiness < 0) {
-		f = add(p, "cgroup.memory_reclaim_swappiness", false, "unknown (kernel version unreadable)");
+		f = add(p, "cgroup.memory_reclaim_swappiness", false,
+			"unknown (kernel version unreadable)");
 		follows(f, "thpshrink writes plain byte amounts to memory.reclaim; with swap on, a "
 			   "request may also swap out anonymous memory.");
 	} else {
-		f = add(p, "cgroup.memory_reclaim_swappiness", p->reclaim_swappiness == 1, "%s (%s)",
-			p->reclaim_swappiness ? "accepted" : "not accepted",
-			p->swappiness_tested ? "tested by writing '0 swappiness=60'"
+		f = add(p, "cgroup.memory_reclaim_swappiness", p->reclaim_swappiness == 1,
+			"%s (%s)", p->reclaim_swappiness ? "accepted" : "not accepted",
+			p->swappiness_tested	? "tested by writing '0 swappiness=60'"
 			: p->reclaim_swappiness ? "inferred: Linux >= 6.12"
 						: "inferred: Linux < 6.12");
 		if (p->reclaim_swappiness)
-			follows(f, "The reclaim actuator can pass 'swappiness=0' so that a request does not "
-				   "swap out the cgroup's anonymous memory (THP shrinkers still run).");
+			follows(
+			    f, "The reclaim actuator can pass 'swappiness=0' so that a request "
+			       "does not "
+			       "swap out the cgroup's anonymous memory (THP shrinkers still run).");
 		else
-			follows(f, "memory.reclaim takes only a byte amount here: with swap on, a request "
-				   "may also swap out anonymous memory, so keep reclaim budgets small.");
+			follows(
+			    f,
+			    "memory.reclaim takes only a byte amount here: with swap on, a request "
+			    "may also swap out anonymous memory, so keep reclaim budgets small.");
 	}
 }
 
@@ -443,64 +462,82 @@ static void decide_thp(struct thps_probe *p)
 
 	if (!p->thp_enabled[0]) {
 		f = add(p, "thp.enabled", false, "absent");
-		follows(f, "This kernel has no transparent huge pages: there is nothing to measure or shrink.");
+		follows(f, "This kernel has no transparent huge pages: there is nothing to measure "
+			   "or shrink.");
 	} else {
 		f = add(p, "thp.enabled", !never, "%s", p->thp_enabled);
 		if (never)
-			follows(f, "No new THPs are made: existing ones can still be measured, but waste will not grow.");
+			follows(f, "No new THPs are made: existing ones can still be measured, but "
+				   "waste will not grow.");
 		else if (!strcmp(p->thp_enabled, "always"))
-			follows(f, "Every anonymous mapping may get THPs: the most waste to expect, and the most to give back.");
+			follows(f, "Every anonymous mapping may get THPs: the most waste to "
+				   "expect, and the most to give back.");
 		else
-			follows(f, "Only regions that ask (madvise(MADV_HUGEPAGE)) get THPs: waste is limited "
+			follows(f, "Only regions that ask (madvise(MADV_HUGEPAGE)) get THPs: waste "
+				   "is limited "
 				   "to programs that request huge pages.");
 	}
 	f = add(p, "thp.defrag", true, "%s", p->thp_defrag[0] ? p->thp_defrag : "absent");
-	follows(f, "How hard a fault works to get a huge page; it does not change what thpshrink can do.");
+	follows(
+	    f,
+	    "How hard a fault works to get a huge page; it does not change what thpshrink can do.");
 
 	if (p->max_ptes_none < 0) {
 		f = add(p, "khugepaged.max_ptes_none", true, "absent");
 		follows(f, "No khugepaged: split ranges are not re-collapsed.");
 	} else if ((unsigned)p->max_ptes_none >= full) {
-		f = add(p, "khugepaged.max_ptes_none", false, "%d (of %u subpages)", p->max_ptes_none,
-			p->subpages);
-		follows(f, "Re-collapse risk: khugepaged rebuilds a range when at most %d of its PTEs are "
-			   "empty or zero, i.e. always, so split THPs come back (zeros and all) within "
-			   "seconds; the underused shrinker is also off. Lower it (e.g. to %u) before "
-			   "the workload faults its THPs in.",
-			p->max_ptes_none, p->subpages * 8 / 10);
+		f = add(p, "khugepaged.max_ptes_none", false, "%d (of %u subpages)",
+			p->max_ptes_none, p->subpages);
+		follows(
+		    f,
+		    "Re-collapse risk: khugepaged rebuilds a range when at most %d of its PTEs are "
+		    "empty or zero, i.e. always, so split THPs come back (zeros and all) within "
+		    "seconds; the underused shrinker is also off. Lower it (e.g. to %u) before "
+		    "the workload faults its THPs in.",
+		    p->max_ptes_none, p->subpages * 8 / 10);
 	} else {
-		f = add(p, "khugepaged.max_ptes_none", true, "%d (of %u subpages)", p->max_ptes_none,
-			p->subpages);
-		follows(f, "A THP counts as underused when more than %d of its subpages are zero; "
-			   "khugepaged rebuilds a split range only if at most %d of its PTEs are empty "
-			   "or zero, so mostly-zero ranges stay split.",
-			p->max_ptes_none, p->max_ptes_none);
+		f = add(p, "khugepaged.max_ptes_none", true, "%d (of %u subpages)",
+			p->max_ptes_none, p->subpages);
+		follows(
+		    f,
+		    "A THP counts as underused when more than %d of its subpages are zero; "
+		    "khugepaged rebuilds a split range only if at most %d of its PTEs are empty "
+		    "or zero, so mostly-zero ranges stay split.",
+		    p->max_ptes_none, p->max_ptes_none);
 	}
 
-	p->underused_shrinker_active = p->shrink_underused == 1 && p->max_ptes_none >= 0 &&
-				       (unsigned)p->max_ptes_none < full;
+	p->underused_shrinker_active =
+	    p->shrink_underused == 1 && p->max_ptes_none >= 0 && (unsigned)p->max_ptes_none < full;
 	if (p->shrink_underused < 0) {
 		f = add(p, "thp.shrink_underused", false, "absent");
 		if (p->vm_thp_split_free)
-			follows(f, "No upstream underused-THP shrinker; the RFC's low-utilization shrinker "
+			follows(f, "No upstream underused-THP shrinker; the RFC's low-utilization "
+				   "shrinker "
 				   "(always on) splits bucket-0 THPs when memory.reclaim runs.");
 		else
-			follows(f, "No underused-THP shrinker (upstream has one from Linux 6.12): reclaim "
-				   "does not split mostly-zero THPs on this kernel.");
+			follows(
+			    f,
+			    "No underused-THP shrinker (upstream has one from Linux 6.12): reclaim "
+			    "does not split mostly-zero THPs on this kernel.");
 	} else if (p->shrink_underused == 0) {
 		f = add(p, "thp.shrink_underused", false, "0 (disabled)");
 		follows(f, "memory.reclaim will not split underused THPs; enable it with "
 			   "'echo 1 > .../transparent_hugepage/shrink_underused'.");
 	} else if (!p->underused_shrinker_active) {
-		f = add(p, "thp.shrink_underused", false, "1, inactive (max_ptes_none %d)", p->max_ptes_none);
-		follows(f, "Enabled but idle: the kernel only treats THPs as underused when "
-			   "max_ptes_none < %u, and only THPs faulted in after it was lowered.",
+		f = add(p, "thp.shrink_underused", false, "1, inactive (max_ptes_none %d)",
+			p->max_ptes_none);
+		follows(f,
+			"Enabled but idle: the kernel only treats THPs as underused when "
+			"max_ptes_none < %u, and only THPs faulted in after it was lowered.",
 			full);
 	} else {
-		f = add(p, "thp.shrink_underused", true, "1, active (max_ptes_none %d)", p->max_ptes_none);
-		follows(f, "memory.reclaim splits THPs with more than %d zero subpages and frees those "
-			   "subpages, but only THPs faulted in after max_ptes_none was lowered.",
+		f = add(p, "thp.shrink_underused", true, "1, active (max_ptes_none %d)",
 			p->max_ptes_none);
+		follows(
+		    f,
+		    "memory.reclaim splits THPs with more than %d zero subpages and frees those "
+		    "subpages, but only THPs faulted in after max_ptes_none was lowered.",
+		    p->max_ptes_none);
 	}
 }
 
@@ -508,21 +545,28 @@ static void decide_split(struct thps_probe *p)
 {
 	struct thps_finding *f;
 
-	f = add(p, "debugfs", p->debugfs_mounted, "%s", p->debugfs_mounted ? "mounted" : "not mounted");
+	f = add(p, "debugfs", p->debugfs_mounted, "%s",
+		p->debugfs_mounted ? "mounted" : "not mounted");
 	if (p->debugfs_mounted)
-		follows(f, "Kernel debug files (split_huge_pages, the RFC's thp_utilization) are reachable.");
+		follows(f, "Kernel debug files (split_huge_pages, the RFC's thp_utilization) are "
+			   "reachable.");
 	else
-		follows(f, "split_huge_pages and thp_utilization are out of reach: exact-range splits "
-			   "need 'mount -t debugfs none /sys/kernel/debug' (root).");
+		follows(f,
+			"split_huge_pages and thp_utilization are out of reach: exact-range splits "
+			"need 'mount -t debugfs none /sys/kernel/debug' (root).");
 
 	p->have_split_debugfs = p->debugfs_mounted && p->have_split_file && p->split_file_writable;
 	f = add(p, "debugfs.split_huge_pages", p->have_split_debugfs, "%s",
-		!p->debugfs_mounted ? "unreachable (debugfs not mounted)" : !p->have_split_file ? "absent" : p->split_file_writable ? "present, writable"
-								       : "present, not writable");
+		!p->debugfs_mounted	 ? "unreachable (debugfs not mounted)"
+		: !p->have_split_file	 ? "absent"
+		: p->split_file_writable ? "present, writable"
+					 : "present, not writable");
 	if (p->have_split_debugfs)
-		follows(f, "The split actuator can split the exact low-utilization THP ranges of a process.");
+		follows(f, "The split actuator can split the exact low-utilization THP ranges of a "
+			   "process.");
 	else
-		follows(f, "No exact-range splits: only memory.reclaim (where available) can give THP memory back.");
+		follows(f, "No exact-range splits: only memory.reclaim (where available) can give "
+			   "THP memory back.");
 
 	if (p->vm_thp_split_free && p->vm_thp_split_unmap)
 		p->split_kind = THPS_SPLIT_RFC;
@@ -535,8 +579,10 @@ static void decide_split(struct thps_probe *p)
 	case THPS_SPLIT_RFC:
 		f = add(p, "split.frees_zero_subpages", true,
 			"yes (RFC patch 003: vmstat thp_split_free, thp_split_unmap)");
-		follows(f, "A split frees the zero subpages of a THP at once: splitting low-utilization "
-			   "THPs gives their waste back.");
+		follows(
+		    f,
+		    "A split frees the zero subpages of a THP at once: splitting low-utilization "
+		    "THPs gives their waste back.");
 		break;
 	case THPS_SPLIT_UPSTREAM:
 		f = add(p, "split.frees_zero_subpages", true,
@@ -546,29 +592,36 @@ static void decide_split(struct thps_probe *p)
 		break;
 	default:
 		f = add(p, "split.frees_zero_subpages", false, "no");
-		follows(f, "A split keeps every subpage, zero ones too: splits and reclaim free nothing "
-			   "here without swap; thpshrink can only report.");
+		follows(
+		    f,
+		    "A split keeps every subpage, zero ones too: splits and reclaim free nothing "
+		    "here without swap; thpshrink can only report.");
 	}
 
 	if (!p->have_thp_utilization && !p->debugfs_mounted) {
 		f = add(p, "debugfs.thp_utilization", false, "unknown (debugfs not mounted)");
-		follows(f, "Only the RFC-patched kernel has thp_utilization; without debugfs it cannot "
-			   "be read anyway: thpshrink's own scanner provides the histogram.");
+		follows(
+		    f, "Only the RFC-patched kernel has thp_utilization; without debugfs it cannot "
+		       "be read anyway: thpshrink's own scanner provides the histogram.");
 	} else if (!p->have_thp_utilization) {
 		f = add(p, "debugfs.thp_utilization", false, "absent");
-		follows(f, "This kernel lacks the RFC's thp_utilization (only the patched kernel has it): "
-			   "thpshrink's own scanner provides the histogram.");
+		follows(
+		    f,
+		    "This kernel lacks the RFC's thp_utilization (only the patched kernel has it): "
+		    "thpshrink's own scanner provides the histogram.");
 	} else if (p->thp_utilization_error < 0) {
 		f = add(p, "debugfs.thp_utilization", false, "present, unreadable (%s%s%d)",
 			strerror(-p->thp_utilization_error),
 			p->thp_utilization_error == -EINVAL ? " at line " : ", line ",
 			p->thp_utilization_bad_line);
-		follows(f, "The file does not match the RFC's format: the debugfs source is not used.");
+		follows(
+		    f, "The file does not match the RFC's format: the debugfs source is not used.");
 	} else {
 		f = add(p, "debugfs.thp_utilization", true,
 			"present (bucket 0: %llu THPs, %llu zero subpages; last scan %.2f s)",
 			(unsigned long long)p->kernel_hist.thps[0],
-			(unsigned long long)p->kernel_hist.zero_subpages[0], p->kernel_last_scan_time);
+			(unsigned long long)p->kernel_hist.zero_subpages[0],
+			p->kernel_last_scan_time);
 		follows(f, "The debugfs source reports the kernel's own machine-wide histogram, "
 			   "refreshed once per full pass over memory.");
 	}
@@ -580,7 +633,8 @@ void thps_probe_decide(struct thps_probe *p)
 	unsigned full = p->subpages ? p->subpages - 1 : 511;
 
 	p->n_findings = 0;
-	f = add(p, "kernel", p->kver_major >= 0, "%s", p->kernel_release[0] ? p->kernel_release : "unknown");
+	f = add(p, "kernel", p->kver_major >= 0, "%s",
+		p->kernel_release[0] ? p->kernel_release : "unknown");
 	follows(f, "Version-based answers below are marked 'inferred'.");
 	decide_cgroup(p);
 	decide_thp(p);
@@ -612,10 +666,12 @@ void thps_probe_print(FILE *f, const struct thps_probe *p)
 	for (size_t i = 0; i < p->n_findings; i++) {
 		const struct thps_finding *x = &p->findings[i];
 
-		fprintf(f, "%-4s %-33s %s\n     %s\n", x->ok ? "ok" : "--", x->key, x->value, x->follows);
+		fprintf(f, "%-4s %-33s %s\n     %s\n", x->ok ? "ok" : "--", x->key, x->value,
+			x->follows);
 	}
 	fprintf(f, "\ncan reclaim (cgroup v2 memory.reclaim): %s\n", yesno(p->can_reclaim));
-	fprintf(f, "split frees zero subpages:              %s\n", yesno(p->split_frees_zero_subpages));
+	fprintf(f, "split frees zero subpages:              %s\n",
+		yesno(p->split_frees_zero_subpages));
 	fprintf(f, "exact-range splits (debugfs):           %s\n", yesno(p->have_split_debugfs));
 	fprintf(f, "re-collapse risk (max_ptes_none):       %s\n", yesno(p->recollapse_risk));
 	if (p->cgroup_version != 2 || !p->v2_memory)
@@ -653,7 +709,8 @@ static bool fill_json(json_object *o, const struct thps_probe *p)
 	ADD(o, "can_reclaim", json_object_new_boolean(p->can_reclaim));
 	ADD(o, "reclaim_swappiness",
 	    json_object_new_string(p->reclaim_swappiness < 0 ? "unknown"
-							      : p->reclaim_swappiness ? "yes" : "no"));
+				   : p->reclaim_swappiness   ? "yes"
+							     : "no"));
 	ADD(o, "reclaim_swappiness_tested", json_object_new_boolean(p->swappiness_tested));
 	ADD(o, "split_frees_zero_subpages", json_object_new_boolean(p->split_frees_zero_subpages));
 	ADD(o, "split_kind", json_object_new_string(split_kind_name(p->split_kind)));
@@ -679,7 +736,8 @@ static bool fill_json(json_object *o, const struct thps_probe *p)
 				return false;
 			}
 			ADD(x, "thps", json_object_new_uint64(p->kernel_hist.thps[b]));
-			ADD(x, "zero_subpages", json_object_new_uint64(p->kernel_hist.zero_subpages[b]));
+			ADD(x, "zero_subpages",
+			    json_object_new_uint64(p->kernel_hist.zero_subpages[b]));
 		}
 		ADD(k, "last_scan_time", json_object_new_double(p->kernel_last_scan_time));
 		ADD(k, "last_scan_duration", json_object_new_double(p->kernel_last_scan_duration));

@@ -16,52 +16,52 @@
 
 enum thps_split_kind {
 	THPS_SPLIT_KEEPS_ZERO = 0, /* a split leaves every subpage mapped: frees nothing */
-	THPS_SPLIT_RFC,            /* RFC patch 003: zero tails freed (vmstat thp_split_free) */
-	THPS_SPLIT_UPSTREAM,       /* upstream >= 6.12: zero subpages -> shared zero page */
+	THPS_SPLIT_RFC,		   /* RFC patch 003: zero tails freed (vmstat thp_split_free) */
+	THPS_SPLIT_UPSTREAM,	   /* upstream >= 6.12: zero subpages -> shared zero page */
 };
 
 struct thps_finding {
-	const char *key;     /* stable, machine-readable: "cgroup.memory", ... */
-	char value[160];     /* what was found, short */
-	bool ok;             /* good for thpshrink */
-	char follows[448];   /* what follows for thpshrink, one or two sentences */
+	const char *key;   /* stable, machine-readable: "cgroup.memory", ... */
+	char value[160];   /* what was found, short */
+	bool ok;	   /* good for thpshrink */
+	char follows[448]; /* what follows for thpshrink, one or two sentences */
 };
 
 struct thps_probe {
 	/* facts, as gathered */
 	char kernel_release[65];
-	int kver_major, kver_minor;  /* -1 when unknown */
-	int cgroup_version;          /* 2, 1 (memory v1), 0 none */
-	char cgroup_root[PATH_MAX];  /* the memory hierarchy's mount, "" if none */
-	bool v2_memory;              /* "memory" in the v2 root's cgroup.controllers */
-	bool v2_subtree_memory;      /* "memory" in the v2 root's cgroup.subtree_control */
+	int kver_major, kver_minor; /* -1 when unknown */
+	int cgroup_version;	    /* 2, 1 (memory v1), 0 none */
+	char cgroup_root[PATH_MAX]; /* the memory hierarchy's mount, "" if none */
+	bool v2_memory;		    /* "memory" in the v2 root's cgroup.controllers */
+	bool v2_subtree_memory;	    /* "memory" in the v2 root's cgroup.subtree_control */
 	bool have_memory_reclaim;
-	int reclaim_swappiness;      /* 1 accepts "swappiness=", 0 not, -1 unknown */
-	bool swappiness_tested;      /* decided by a probe write (VM only), else by version */
-	char thp_enabled[16];        /* the bracketed mode, "" when absent */
+	int reclaim_swappiness; /* 1 accepts "swappiness=", 0 not, -1 unknown */
+	bool swappiness_tested; /* decided by a probe write (VM only), else by version */
+	char thp_enabled[16];	/* the bracketed mode, "" when absent */
 	char thp_defrag[24];
-	int shrink_underused;        /* 0/1, -1 when the knob is absent */
-	int max_ptes_none;           /* -1 when absent */
-	unsigned subpages;           /* per THP, from the geometry (512 on x86-64) */
+	int shrink_underused; /* 0/1, -1 when the knob is absent */
+	int max_ptes_none;    /* -1 when absent */
+	unsigned subpages;    /* per THP, from the geometry (512 on x86-64) */
 	bool debugfs_mounted;
-	bool have_split_file;        /* debugfs split_huge_pages exists */
+	bool have_split_file; /* debugfs split_huge_pages exists */
 	bool split_file_writable;
-	bool have_thp_utilization;   /* the RFC's debugfs file exists */
-	int thp_utilization_error;   /* 0 parsed, else -errno */
+	bool have_thp_utilization; /* the RFC's debugfs file exists */
+	int thp_utilization_error; /* 0 parsed, else -errno */
 	int thp_utilization_bad_line;
 	struct thps_hist kernel_hist;
 	double kernel_last_scan_time, kernel_last_scan_duration;
 	bool vm_thp_split_free, vm_thp_split_unmap; /* RFC patch 003 counters */
-	bool vm_thp_underused_split_page;           /* upstream >= 6.12 counter */
+	bool vm_thp_underused_split_page;	    /* upstream >= 6.12 counter */
 
 	/* decided by thps_probe_decide() */
 	struct thps_finding findings[THPS_PROBE_MAX_FINDINGS];
 	size_t n_findings;
-	bool can_reclaim;               /* cgroup v2 memory + memory.reclaim */
+	bool can_reclaim; /* cgroup v2 memory + memory.reclaim */
 	bool split_frees_zero_subpages;
 	enum thps_split_kind split_kind;
-	bool have_split_debugfs;        /* debugfs mounted, split_huge_pages writable */
-	bool recollapse_risk;           /* max_ptes_none == subpages - 1 */
+	bool have_split_debugfs;	/* debugfs mounted, split_huge_pages writable */
+	bool recollapse_risk;		/* max_ptes_none == subpages - 1 */
 	bool underused_shrinker_active; /* shrink_underused=1 and max_ptes_none < subpages - 1 */
 };
 

@@ -64,9 +64,9 @@ static int parse_line(const char *line, int idx, uint64_t *next_lo, struct thps_
 	uint64_t lo, hi, thps, zero;
 
 	if (idx < THPS_BUCKETS) {
-		if (take_lit(&p, "Utilized[") < 0 || take_u64(&p, &lo) < 0 || take_lit(&p, "-") < 0 ||
-		    take_u64(&p, &hi) < 0 || take_lit(&p, "]: ") < 0 || take_u64(&p, &thps) < 0 ||
-		    take_lit(&p, " ") < 0 || take_u64(&p, &zero) < 0)
+		if (take_lit(&p, "Utilized[") < 0 || take_u64(&p, &lo) < 0 ||
+		    take_lit(&p, "-") < 0 || take_u64(&p, &hi) < 0 || take_lit(&p, "]: ") < 0 ||
+		    take_u64(&p, &thps) < 0 || take_lit(&p, " ") < 0 || take_u64(&p, &zero) < 0)
 			return -EINVAL;
 		/* The RFC's labels are contiguous from 0 (its last one even ends at 512). */
 		if (lo != *next_lo || hi < lo)
@@ -145,14 +145,12 @@ static int debugfs_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
 	return 1;
 }
 
-static int debugfs_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
-			   struct thps_scan *scan)
+int thps_thp_utilization_read(const struct thps_ctx *ctx, struct thps_hist *ret, double *scan_time,
+			      double *duration, int *ret_bad_line)
 {
 	_cleanup_free_ char *text = NULL;
 	char path[PATH_MAX];
-	struct thps_hist h;
-	double t, d;
-	int r, line;
+	int r;
 
 	r = utilization_path(ctx, path, sizeof(path));
 	if (r < 0)
@@ -160,7 +158,17 @@ static int debugfs_collect(const struct thps_ctx *ctx, const struct thps_scan_op
 	r = read_file_bounded(path, THPS_THP_UTILIZATION_MAX, &text, NULL);
 	if (r < 0)
 		return r;
-	r = thps_parse_thp_utilization(text, &h, &t, &d, &line);
+	return thps_parse_thp_utilization(text, ret, scan_time, duration, ret_bad_line);
+}
+
+static int debugfs_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
+			   struct thps_scan *scan)
+{
+	struct thps_hist h;
+	double t, d;
+	int r, line;
+
+	r = thps_thp_utilization_read(ctx, &h, &t, &d, &line);
 	if (r < 0)
 		return r;
 	scan->have_kernel_hist = true;
@@ -171,8 +179,8 @@ static int debugfs_collect(const struct thps_ctx *ctx, const struct thps_scan_op
 }
 
 const struct thps_source_ops thps_source_debugfs = {
-	.name = "debugfs",
-	.description = "the RFC kernel's machine-wide histogram from debugfs thp_utilization",
-	.probe = debugfs_probe,
-	.collect = debugfs_collect,
+    .name = "debugfs",
+    .description = "the RFC kernel's machine-wide histogram from debugfs thp_utilization",
+    .probe = debugfs_probe,
+    .collect = debugfs_collect,
 };

@@ -19,6 +19,11 @@
 int thps_parse_thp_utilization(const char *text, struct thps_hist *ret, double *scan_time,
 			       double *duration, int *ret_bad_line);
 
+/* Reads and parses <debugfs_root>/thp_utilization. Returns 0, -ENOENT when absent (not the
+ * RFC kernel, or debugfs not mounted), -EINVAL with *ret_bad_line set, or -errno. */
+int thps_thp_utilization_read(const struct thps_ctx *ctx, struct thps_hist *ret, double *scan_time,
+			      double *duration, int *ret_bad_line);
+
 /* Fills every counter of struct thps_vmstat from /proc/vmstat text; an absent counter is
  * UINT64_MAX. Returns 0, or -EINVAL when a known counter's value is not a number. */
 int thps_parse_vmstat(const char *text, struct thps_vmstat *ret);

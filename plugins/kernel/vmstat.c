@@ -11,21 +11,21 @@
 #include "macro.h"
 #include "probe.h"
 
-#define VMSTAT_MAX (64 * 1024)
+#define VMSTAT_MAX  (64 * 1024)
 #define MEMSTAT_MAX (64 * 1024)
 
 static const struct {
 	const char *key;
 	size_t offset;
 } vmstat_keys[] = {
-	{ "thp_split_page", offsetof(struct thps_vmstat, thp_split_page) },
-	{ "thp_split_page_failed", offsetof(struct thps_vmstat, thp_split_page_failed) },
-	{ "thp_deferred_split_page", offsetof(struct thps_vmstat, thp_deferred_split_page) },
-	{ "thp_underused_split_page", offsetof(struct thps_vmstat, thp_underused_split_page) },
-	{ "thp_split_pmd", offsetof(struct thps_vmstat, thp_split_pmd) },
-	{ "thp_collapse_alloc", offsetof(struct thps_vmstat, thp_collapse_alloc) },
-	{ "thp_split_free", offsetof(struct thps_vmstat, thp_split_free) },
-	{ "thp_split_unmap", offsetof(struct thps_vmstat, thp_split_unmap) },
+    {"thp_split_page", offsetof(struct thps_vmstat, thp_split_page)},
+    {"thp_split_page_failed", offsetof(struct thps_vmstat, thp_split_page_failed)},
+    {"thp_deferred_split_page", offsetof(struct thps_vmstat, thp_deferred_split_page)},
+    {"thp_underused_split_page", offsetof(struct thps_vmstat, thp_underused_split_page)},
+    {"thp_split_pmd", offsetof(struct thps_vmstat, thp_split_pmd)},
+    {"thp_collapse_alloc", offsetof(struct thps_vmstat, thp_collapse_alloc)},
+    {"thp_split_free", offsetof(struct thps_vmstat, thp_split_free)},
+    {"thp_split_unmap", offsetof(struct thps_vmstat, thp_split_unmap)},
 };
 
 int thps_parse_vmstat(const char *text, struct thps_vmstat *ret)
@@ -158,8 +158,8 @@ static int vmstat_collect(const struct thps_ctx *ctx, const struct thps_scan_opt
 }
 
 const struct thps_source_ops thps_source_vmstat = {
-	.name = "vmstat",
-	.description = "kernel THP counters (/proc/vmstat) and per-cgroup memory and THP bytes",
-	.probe = vmstat_probe,
-	.collect = vmstat_collect,
+    .name = "vmstat",
+    .description = "kernel THP counters (/proc/vmstat) and per-cgroup memory and THP bytes",
+    .probe = vmstat_probe,
+    .collect = vmstat_collect,
 };

@@ -51,8 +51,8 @@ static void assert_all_findings_explained(const struct thps_probe *p)
 	ck_assert_uint_ge(p->n_findings, 12);
 	for (size_t i = 0; i < p->n_findings; i++) {
 		ck_assert_ptr_nonnull(p->findings[i].key);
-		ck_assert_msg(p->findings[i].value[0] && p->findings[i].follows[0], "finding %s empty",
-			      p->findings[i].key);
+		ck_assert_msg(p->findings[i].value[0] && p->findings[i].follows[0],
+			      "finding %s empty", p->findings[i].key);
 	}
 }
 
@@ -68,7 +68,8 @@ START_TEST(test_probe_k612)
 	/* 6.12 has the swappiness= key; the answer says it was inferred */
 	ck_assert_int_eq(p->reclaim_swappiness, 1);
 	ck_assert(!p->swappiness_tested);
-	ck_assert_ptr_nonnull(strstr(need(p, "cgroup.memory_reclaim_swappiness")->value, "inferred"));
+	ck_assert_ptr_nonnull(
+	    strstr(need(p, "cgroup.memory_reclaim_swappiness")->value, "inferred"));
 	ck_assert_str_eq(p->thp_enabled, "madvise");
 	ck_assert_int_eq(p->shrink_underused, 1);
 	ck_assert_int_eq(p->max_ptes_none, 511);
@@ -96,13 +97,15 @@ START_TEST(test_probe_k61)
 	ck_assert_int_eq(p->kver_minor, 1);
 	ck_assert(p->can_reclaim);
 	ck_assert_int_eq(p->reclaim_swappiness, 0);
-	ck_assert_ptr_nonnull(strstr(need(p, "cgroup.memory_reclaim_swappiness")->value, "Linux < 6.12"));
+	ck_assert_ptr_nonnull(
+	    strstr(need(p, "cgroup.memory_reclaim_swappiness")->value, "Linux < 6.12"));
 	ck_assert_int_eq(p->shrink_underused, -1);
 	ck_assert_str_eq(p->thp_enabled, "always");
 	ck_assert_int_eq(p->split_kind, THPS_SPLIT_KEEPS_ZERO);
 	ck_assert(!thps_probe_split_frees(p));
 	ck_assert(!need(p, "split.frees_zero_subpages")->ok);
-	ck_assert_ptr_nonnull(strstr(need(p, "split.frees_zero_subpages")->follows, "free nothing"));
+	ck_assert_ptr_nonnull(
+	    strstr(need(p, "split.frees_zero_subpages")->follows, "free nothing"));
 	ck_assert_ptr_nonnull(strstr(need(p, "thp.shrink_underused")->follows, "6.12"));
 	ck_assert(p->have_split_debugfs);
 	ck_assert(p->recollapse_risk);
@@ -151,7 +154,8 @@ START_TEST(test_probe_v1host)
 	ck_assert(!p->recollapse_risk);
 	/* no memory.reclaim here, but the version still tells what the kernel would accept */
 	ck_assert_int_eq(p->reclaim_swappiness, 1);
-	ck_assert_ptr_nonnull(strstr(need(p, "cgroup.memory_reclaim_swappiness")->value, "inferred"));
+	ck_assert_ptr_nonnull(
+	    strstr(need(p, "cgroup.memory_reclaim_swappiness")->value, "inferred"));
 	free(p);
 }
 END_TEST
@@ -272,6 +276,31 @@ START_TEST(test_probe_write_test)
 }
 END_TEST
 
+START_TEST(test_probe_bad_thp_utilization)
+{
+	struct thps_ctx ctx;
+	struct thps_probe *p = malloc(sizeof(*p));
+	const struct thps_finding *f;
+	struct thps_hist h;
+	double t, d;
+	int line = 0;
+
+	make_tmp();
+	put("thp_utilization", "Utilized[0-50]: 1 2\n");
+	ctx_for(&ctx, "rfc");
+	snprintf(ctx.debugfs_root, PATH_MAX, "%s", tmpdir);
+	ck_assert_int_eq(thps_thp_utilization_read(&ctx, &h, &t, &d, &line), -EINVAL);
+	ck_assert_int_eq(line, 2);
+	ck_assert_int_eq(thps_probe_run(&ctx, 0, p), 0);
+	ck_assert(p->have_thp_utilization);
+	f = need(p, "debugfs.thp_utilization");
+	ck_assert(!f->ok);
+	ck_assert_ptr_nonnull(strstr(f->value, "at line 2"));
+	free(p);
+	rm_tmp();
+}
+END_TEST
+
 START_TEST(test_decide_pure)
 {
 	struct thps_probe *p = malloc(sizeof(*p));
@@ -330,12 +359,14 @@ START_TEST(test_parse_small)
 	ck_assert_int_eq(thps_parse_kernel_release("six", &maj, &min), -EINVAL);
 	ck_assert_int_eq(thps_parse_bracketed("always [madvise] never\n", b, sizeof(b)), 0);
 	ck_assert_str_eq(b, "madvise");
-	ck_assert_int_eq(thps_parse_bracketed("always defer defer+madvise [madvise] never", b, sizeof(b)), 0);
+	ck_assert_int_eq(
+	    thps_parse_bracketed("always defer defer+madvise [madvise] never", b, sizeof(b)), 0);
 	ck_assert_str_eq(b, "madvise");
 	ck_assert_int_eq(thps_parse_bracketed("always madvise never", b, sizeof(b)), -EINVAL);
 	ck_assert_int_eq(thps_parse_bracketed("[always] [never]", b, sizeof(b)), -EINVAL);
 	ck_assert_int_eq(thps_parse_bracketed("[]", b, sizeof(b)), -EINVAL);
-	ck_assert_int_eq(thps_parse_bracketed("[aaaaaaaaaaaaaaaaaaaaaaaaa]", b, sizeof(b)), -ENAMETOOLONG);
+	ck_assert_int_eq(thps_parse_bracketed("[aaaaaaaaaaaaaaaaaaaaaaaaa]", b, sizeof(b)),
+			 -ENAMETOOLONG);
 }
 END_TEST
 
@@ -350,8 +381,8 @@ static char *seed_text(void)
 START_TEST(test_thp_utilization_seed)
 {
 	_cleanup_free_ char *t = seed_text();
-	static const uint64_t thps[] = { 1331, 9, 3, 0, 2, 5, 1, 0, 1, 400 };
-	static const uint64_t zero[] = { 680884, 3983, 1187, 0, 539, 1135, 192, 0, 57, 13 };
+	static const uint64_t thps[] = {1331, 9, 3, 0, 2, 5, 1, 0, 1, 400};
+	static const uint64_t zero[] = {680884, 3983, 1187, 0, 539, 1135, 192, 0, 57, 13};
 	struct thps_hist h;
 	double st = 0, du = 0;
 	int line = -1;
@@ -411,26 +442,26 @@ START_TEST(test_thp_utilization_broken)
 		bool insert;
 		int bad_line;
 	} cases[] = {
-		{ 12, NULL, false, 12 },                              /* duration missing */
-		{ 13, "Extra: 1\n", false, 13 },                      /* a 13th line */
-		{ 13, "\n", false, 13 },                              /* trailing blank line */
-		{ 11, "\n", true, 11 },                               /* blank line inside */
-		{ 3, "Utilized[103-152]: 3 1187\n", false, 3 },       /* label gap */
-		{ 1, "Utilized[1-50]: 1331 680884\n", false, 1 },     /* does not start at 0 */
-		{ 2, "Utilized[51-40]: 9 3983\n", false, 2 },         /* hi < lo */
-		{ 1, "Utilized[0-50]: x 680884\n", false, 1 },
-		{ 1, "Utilized[0-50]: -1 680884\n", false, 1 },       /* %d gone negative */
-		{ 4, "Utilized[153-203]: 0 0 \n", false, 4 },         /* trailing space */
-		{ 5, "Utilized[204-255]:  2 539\n", false, 5 },
-		{ 6, "utilized[256-306]: 5 1135\n", false, 6 },
-		{ 7, "Utilized[307-357]: 1 99999999999999999999\n", false, 7 },
-		{ 10, "Utilized[460-512]: 400 13\r\n", false, 10 },
-		{ 11, "Last Scan Time: 223.9\n", false, 11 },
-		{ 11, "Last Scan Time: 223\n", false, 11 },
-		{ 11, "Last Scan Time: 223.981\n", false, 11 },
-		{ 11, "Last Scan Duration: 70.65\n", false, 11 },     /* swapped */
-		{ 12, "Last Scan Duration: .65\n", false, 12 },
-		{ 1, "", false, 1 },                                  /* the first line missing */
+	    {12, NULL, false, 12},			    /* duration missing */
+	    {13, "Extra: 1\n", false, 13},		    /* a 13th line */
+	    {13, "\n", false, 13},			    /* trailing blank line */
+	    {11, "\n", true, 11},			    /* blank line inside */
+	    {3, "Utilized[103-152]: 3 1187\n", false, 3},   /* label gap */
+	    {1, "Utilized[1-50]: 1331 680884\n", false, 1}, /* does not start at 0 */
+	    {2, "Utilized[51-40]: 9 3983\n", false, 2},	    /* hi < lo */
+	    {1, "Utilized[0-50]: x 680884\n", false, 1},
+	    {1, "Utilized[0-50]: -1 680884\n", false, 1}, /* %d gone negative */
+	    {4, "Utilized[153-203]: 0 0 \n", false, 4},	  /* trailing space */
+	    {5, "Utilized[204-255]:  2 539\n", false, 5},
+	    {6, "utilized[256-306]: 5 1135\n", false, 6},
+	    {7, "Utilized[307-357]: 1 99999999999999999999\n", false, 7},
+	    {10, "Utilized[460-512]: 400 13\r\n", false, 10},
+	    {11, "Last Scan Time: 223.9\n", false, 11},
+	    {11, "Last Scan Time: 223\n", false, 11},
+	    {11, "Last Scan Time: 223.981\n", false, 11},
+	    {11, "Last Scan Duration: 70.65\n", false, 11}, /* swapped */
+	    {12, "Last Scan Duration: .65\n", false, 12},
+	    {1, "", false, 1}, /* the first line missing */
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -441,8 +472,8 @@ START_TEST(test_thp_utilization_broken)
 
 		ck_assert_msg(thps_parse_thp_utilization(t, &h, &st, &du, &line) == -EINVAL,
 			      "case %zu accepted", i);
-		ck_assert_msg(line == cases[i].bad_line, "case %zu: bad line %d, expected %d", i, line,
-			      cases[i].bad_line);
+		ck_assert_msg(line == cases[i].bad_line, "case %zu: bad line %d, expected %d", i,
+			      line, cases[i].bad_line);
 		ck_assert(st == -1 && du == -1); /* untouched on failure */
 	}
 	{
@@ -479,7 +510,8 @@ START_TEST(test_vmstat_parse)
 	v.thp_split_page = 7;
 	ck_assert_int_eq(thps_parse_vmstat("thp_split_page x\n", &v), -EINVAL);
 	ck_assert_uint_eq(v.thp_split_page, 7); /* untouched on failure */
-	ck_assert_int_eq(thps_parse_vmstat("thp_split_page 99999999999999999999999\n", &v), -EINVAL);
+	ck_assert_int_eq(thps_parse_vmstat("thp_split_page 99999999999999999999999\n", &v),
+			 -EINVAL);
 	ck_assert_int_eq(thps_parse_vmstat("", &v), 0);
 	ck_assert_uint_eq(v.thp_split_page, UINT64_MAX);
 }
@@ -489,10 +521,12 @@ START_TEST(test_memstat_parse)
 {
 	uint64_t x = 0;
 
-	ck_assert_int_eq(thps_parse_memstat_thp("anon 5\nanon_thp 4194304\nfile_thp 0\n", 2, &x), 0);
+	ck_assert_int_eq(thps_parse_memstat_thp("anon 5\nanon_thp 4194304\nfile_thp 0\n", 2, &x),
+			 0);
 	ck_assert_uint_eq(x, 4194304);
 	ck_assert_int_eq(thps_parse_memstat_thp("anon 5\n", 2, &x), -ENOENT);
-	ck_assert_int_eq(thps_parse_memstat_thp("rss_huge 2097152\ntotal_rss_huge 6291456\n", 1, &x), 0);
+	ck_assert_int_eq(
+	    thps_parse_memstat_thp("rss_huge 2097152\ntotal_rss_huge 6291456\n", 1, &x), 0);
 	ck_assert_uint_eq(x, 6291456);
 	ck_assert_int_eq(thps_parse_memstat_thp("cache 0\nrss_huge 2097152\n", 1, &x), 0);
 	ck_assert_uint_eq(x, 2097152);
@@ -620,6 +654,7 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_memcg_find_mountinfo);
 	tcase_add_test(tc, test_probe_write_test);
 	tcase_add_test(tc, test_decide_pure);
+	tcase_add_test(tc, test_probe_bad_thp_utilization);
 	tcase_add_test(tc, test_parse_small);
 	tcase_add_test(tc, test_probe_json);
 	suite_add_tcase(s, tc);
