@@ -242,7 +242,10 @@ static int run(int argc, char **argv)
 	if (r == -EINVAL)
 		return log_error_errno(r, "The container state has no valid \"id\" ([A-Za-z0-9_.-]{1,128}), ignoring it");
 	if (r < 0)
-		return log_error_errno(r, "The container state on stdin is not a valid OCI state (%m), ignoring it");
+		return log_error_errno(r, "The container state on stdin is not a valid OCI state (malformed or "
+					  "non-UTF-8 JSON, nested deeper than %d, or a field of the wrong type), "
+					  "ignoring it",
+				       THPS_OCI_JSON_DEPTH);
 	if (a.stage == THPS_OCI_STAGE_NONE)
 		a.stage = thps_oci_stage_from_status(s.status);
 	switch (a.stage) {
