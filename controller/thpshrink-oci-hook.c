@@ -198,12 +198,9 @@ static int do_register(const struct thps_ctx *ctx, const struct args *a, const s
 	}
 	gmtime_r(&now, &tm);
 	strftime(reg.created, sizeof(reg.created), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	snprintf(reg.status, sizeof(reg.status), "%s",
-		 s->status[0] && strcmp(s->status, "stopped") && strlen(s->status) < sizeof(reg.status) ? s->status
-													 : "unknown");
-	if (!strcmp(reg.status, "creating") || !strcmp(reg.status, "created") ||
-	    !strcmp(reg.status, "running") || !strcmp(reg.status, "unknown"))
-		;
+	/* A registration describes a live container: anything but these is recorded as unknown. */
+	if (!strcmp(s->status, "creating") || !strcmp(s->status, "created") || !strcmp(s->status, "running"))
+		snprintf(reg.status, sizeof(reg.status), "%.15s", s->status);
 	else
 		snprintf(reg.status, sizeof(reg.status), "unknown");
 	snprintf(reg.stage, sizeof(reg.stage), "%s", thps_oci_stage_to_string(a->stage));
