@@ -326,11 +326,20 @@ static void put(const char *rel, const char *text)
 	fclose(f);
 }
 
+static void count_error(const char *dir, const char *name, int err, void *userdata)
+{
+	(*(int *)userdata)++;
+	ck_assert_int_lt(err, 0);
+	ck_assert_ptr_nonnull(dir);
+	ck_assert_ptr_null(strchr(name, '/'));
+}
+
 START_TEST(test_registrations_dir)
 {
 	struct thps_registration r, got;
 	struct thps_registration_list l;
 	char p[PATH_MAX + 16];
+	int errors = 0;
 
 	ck_assert_int_eq(thps_registrations_load_all(regdir, NULL, NULL, &l), 0); /* missing dir: empty */
 	ck_assert_int_eq(thps_registrations_dir_ensure(regdir), 0);
@@ -356,8 +365,11 @@ START_TEST(test_registrations_dir)
 	ck_assert_int_eq(symlink("c1.json", p), 0);
 	ck_assert_int_eq(thps_registration_load(regdir, "c7", &got), -EPERM);
 	ck_assert_int_eq(thps_registration_load(regdir, "../c1", &got), -EINVAL);
-	ck_assert_int_eq(thps_registrations_load_all(regdir, NULL, NULL, &l), 2);
+	put("thpshrink/containers/notes.txt", "not a registration");
+	ck_assert_int_eq(thps_registrations_load_all(regdir, count_error, &errors, &l), 2);
 	ck_assert(!strcmp(l.items[0].id, "c1") || !strcmp(l.items[1].id, "c1"));
+	/* c3 (mode), c4 (id), c5 (garbage), c7 (symlink), notes.txt; the temp file is silent */
+	ck_assert_int_eq(errors, 5);
 	thps_registration_list_free(&l);
 	ck_assert_int_eq(thps_registration_remove(regdir, "c1"), 0);
 	ck_assert_int_eq(thps_registration_remove(regdir, "c1"), 0);

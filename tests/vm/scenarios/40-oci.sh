@@ -14,6 +14,9 @@ if ! command -v thpshrink-oci-hook >/dev/null; then
 fi
 HOOK=$(command -v thpshrink-oci-hook)
 
+rm -rf /run/thpshrink
+# The initramfs is rootfs, which cannot be pivot_root'ed: crun runs with --no-pivot (MS_MOVE +
+# chroot), as a runtime on an initramfs-booted host has to.
 # rootfs: busybox-static and thpshrink-bloat (with whatever libraries the initramfs carries)
 mkdir -p $B/rootfs/bin $B/rootfs/proc $B/rootfs/dev $B/rootfs/sys $B/rootfs/tmp
 cp /bin/busybox $B/rootfs/bin/busybox
@@ -59,7 +62,7 @@ stop_ctr() {
 
 # 1: registration with the real cgroup; the container's workload is charged there
 bundle ctr1 /thps-oci/ctr1 $REGS redis '["/bin/thpshrink-bloat", "--mix", "0:4", "--seconds", "120"]'
-crun run -d --bundle $B ctr1 > /tmp/crun-ctr1.log 2>&1
+crun run --no-pivot -d --bundle $B ctr1 > /tmp/crun-ctr1.log 2>&1
 rc=$?
 vm_check ctr1-started "crun run rc=$rc status=$(state_of ctr1) $(tail -c 300 /tmp/crun-ctr1.log | tr '\n' ' ')" \
 	[ $rc = 0 -a "$(state_of ctr1)" = running ]
@@ -92,7 +95,7 @@ vm_check unregistered "after crun delete: $(ls $REGS 2>&1 | tr '\n' ' ')" [ ! -e
 # 2: a read-only registrations dir (and no daemon): the container still starts and runs
 mkdir -p /run/thps-ro && mount -t tmpfs -o ro,size=64k tmpfs /run/thps-ro
 bundle ctr2 /thps-oci/ctr2 /run/thps-ro/containers redis '["/bin/sleep", "60"]'
-crun run -d --bundle $B ctr2 > /tmp/crun-ctr2.log 2>&1
+crun run --no-pivot -d --bundle $B ctr2 > /tmp/crun-ctr2.log 2>&1
 rc=$?
 vm_check readonly-still-starts "crun run rc=$rc status=$(state_of ctr2) $(tail -c 300 /tmp/crun-ctr2.log | tr '\n' ' ')" \
 	[ $rc = 0 -a "$(state_of ctr2)" = running ]
@@ -103,7 +106,7 @@ umount /run/thps-ro
 
 # 3: a hostile policy annotation: ignored, the container runs and is registered without it
 bundle ctr3 /thps-oci/ctr3 $REGS "../../etc/x" '["/bin/sleep", "60"]'
-crun run -d --bundle $B ctr3 > /tmp/crun-ctr3.log 2>&1
+crun run --no-pivot -d --bundle $B ctr3 > /tmp/crun-ctr3.log 2>&1
 rc=$?
 vm_check hostile-policy "crun rc=$rc status=$(state_of ctr3) $(tr -d ' \n' < $REGS/ctr3.json 2>/dev/null)" \
 	sh -c "[ $rc = 0 ] && [ -f $REGS/ctr3.json ] && ! grep -q policy $REGS/ctr3.json && [ ! -e /etc/x.json ]"
