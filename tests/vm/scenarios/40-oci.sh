@@ -62,9 +62,18 @@ stop_ctr() {
 
 # 1: registration with the real cgroup; the container's workload is charged there
 bundle ctr1 /thps-oci/ctr1 $REGS redis '["/bin/thpshrink-bloat", "--mix", "0:4", "--seconds", "120"]'
-crun run --no-pivot -d --bundle $B ctr1 > /tmp/crun-ctr1.log 2>&1
+mkdir -p $REGS
+thpshrink-registrations watch $REGS 90 > /tmp/regs-watch.log 2>&1 &
+WATCH=$!
+_i=0; while ! grep -q watching /tmp/regs-watch.log && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
+# create (createRuntime runs), then start (poststart runs): the registration follows both
+crun create --no-pivot --bundle $B ctr1 > /tmp/crun-ctr1.log 2>&1
 rc=$?
-vm_check ctr1-started "crun run rc=$rc status=$(state_of ctr1) $(tail -c 300 /tmp/crun-ctr1.log | tr '\n' ' ')" \
+vm_check ctr1-created "crun create rc=$rc status=$(state_of ctr1) $(tr -d ' \n' < $REGS/ctr1.json 2>/dev/null)" \
+	sh -c "[ $rc = 0 ] && grep -q '\"stage\": *\"createRuntime\"' $REGS/ctr1.json && grep -q '\"status\": *\"created\"' $REGS/ctr1.json"
+crun start ctr1 >> /tmp/crun-ctr1.log 2>&1
+rc=$?
+vm_check ctr1-started "crun start rc=$rc status=$(state_of ctr1) $(tail -c 300 /tmp/crun-ctr1.log | tr '\n' ' ')" \
 	[ $rc = 0 -a "$(state_of ctr1)" = running ]
 pid=$(pid_of ctr1)
 f=$REGS/ctr1.json
@@ -77,6 +86,9 @@ vm_check registered-pid "registration pid=$(sed -n 's/.*"pid": *\([0-9]*\).*/\1/
 	grep -q "\"pid\": *$pid," $f
 vm_check registered-policy "policy and mode from the annotations" \
 	sh -c "grep -q '\"policy\": *\"redis\"' $f && grep -q '\"mode\": *\"observe\"' $f"
+vm_check registered-poststart "$(grep stage $f)" grep -q '"stage": *"poststart"' $f
+l=$(thpshrink-registrations list $REGS 2>&1)
+vm_check library-loads "$l" sh -c "echo '$l' | grep -q '^ctr1 cgroup=/thps-oci/ctr1 pid=$pid .*policy=redis mode=observe status=running'"
 _i=0; while ! grep -q READY /tmp/crun-ctr1.log && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
 mc=$(cat /sys/fs/cgroup$cg/memory.current 2>/dev/null || echo 0)
 vm_check workload-in-cgroup "memory.current=$(vm_mib "$mc") MiB anon_thp=$(vm_memstat "/sys/fs/cgroup$cg" anon_thp) $(grep READY /tmp/crun-ctr1.log)" \
@@ -91,6 +103,10 @@ fi
 stop_ctr ctr1
 wait_gone $f
 vm_check unregistered "after crun delete: $(ls $REGS 2>&1 | tr '\n' ' ')" [ ! -e $f ]
+sleep 0.5
+kill $WATCH 2>/dev/null; wait $WATCH 2>/dev/null
+vm_check inotify-events "$(tr '\n' ';' < /tmp/regs-watch.log)" \
+	sh -c "grep -q '^added ctr1$' /tmp/regs-watch.log && grep -q '^removed ctr1$' /tmp/regs-watch.log"
 
 # 2: a read-only registrations dir (and no daemon): the container still starts and runs
 mkdir -p /run/thps-ro && mount -t tmpfs -o ro,size=64k tmpfs /run/thps-ro
@@ -110,6 +126,25 @@ crun run --no-pivot -d --bundle $B ctr3 > /tmp/crun-ctr3.log 2>&1
 rc=$?
 vm_check hostile-policy "crun rc=$rc status=$(state_of ctr3) $(tr -d ' \n' < $REGS/ctr3.json 2>/dev/null)" \
 	sh -c "[ $rc = 0 ] && [ -f $REGS/ctr3.json ] && ! grep -q policy $REGS/ctr3.json && [ ! -e /etc/x.json ]"
+
+# 4: a lost poststop (the runtime died): GC removes the registration whose cgroup and pid are
+# gone, and keeps the live ctr3
+lost=$(vm_cgroup_new thps-oci-lost)
+sh -c "echo \$\$ > $lost/cgroup.procs && exec sleep 300" &
+LPID=$!
+sleep 0.3
+printf '{"ociVersion":"1.0.2","id":"lost","status":"running","pid":%s,"bundle":"/nonexistent"}' $LPID |
+	thpshrink-oci-hook --registrations-dir $REGS poststart
+lcg=$(sed -n 's/.*"cgroup": *"\([^"]*\)".*/\1/p' $REGS/lost.json 2>/dev/null)
+vm_check lost-registered "cgroup=$lcg" [ "$lcg" = /thps-oci-lost ]
+g0=$(thpshrink-registrations gc $REGS 2>&1)
+vm_check gc-keeps-live "$g0; $(ls $REGS | tr '\n' ' ')" sh -c "[ '$g0' = 'removed 0' ] && [ -f $REGS/lost.json ] && [ -f $REGS/ctr3.json ]"
+kill -9 $LPID; wait $LPID 2>/dev/null
+rmdir $lost
+g1=$(thpshrink-registrations gc $REGS 2>&1)
+vm_check gc-removes-dead "$g1; left: $(ls $REGS | tr '\n' ' ')" \
+	sh -c "[ '$g1' = 'removed 1' ] && [ ! -e $REGS/lost.json ] && [ -f $REGS/ctr3.json ]"
 stop_ctr ctr3
+vm_check ctr3-unregistered "left: $(ls $REGS | tr '\n' ' ')" [ ! -e $REGS/ctr3.json ]
 rmdir /sys/fs/cgroup/thps-oci/ctr1 /sys/fs/cgroup/thps-oci/ctr2 /sys/fs/cgroup/thps-oci/ctr3 /sys/fs/cgroup/thps-oci 2>/dev/null
 true
