@@ -135,6 +135,7 @@ static int find_cgroup(const struct thps_ctx *ctx, const struct thps_oci_state *
 {
 	_cleanup_free_ char *text = NULL, *config = NULL, *cp = NULL;
 	char path[PATH_MAX], base[THPS_CGROUP_PATH_MAX];
+	struct stat st;
 	size_t len;
 	int r;
 
@@ -155,6 +156,11 @@ static int find_cgroup(const struct thps_ctx *ctx, const struct thps_oci_state *
 	r = snprintf(path, sizeof(path), "%s/config.json", s->bundle);
 	if (r < 0 || (size_t)r >= sizeof(path))
 		return log_error_errno(-ENAMETOOLONG, "Container %s: bundle path too long", s->id);
+	/* A FIFO or device here would block the hook (and so the container's start). */
+	if (stat(path, &st) < 0)
+		return log_error_errno(negative_errno(), "Container %s: failed to read '%s': %m", s->id, path);
+	if (!S_ISREG(st.st_mode))
+		return log_error_errno(-EINVAL, "Container %s: '%s' is not a regular file", s->id, path);
 	r = read_file_bounded(path, THPS_OCI_CONFIG_MAX, &config, &len);
 	if (r < 0)
 		return log_error_errno(r, "Container %s: failed to read '%s': %m", s->id, path);

@@ -91,6 +91,13 @@ run missing-bundle 0 "$(state c3 0 "$T/nonexistent" '{}')" createRuntime
 grep -q "c3" "$T.err" || fail "missing-bundle: log does not name the container"
 run missing-bundle-strict nz "$(state c3 0 "$T/nonexistent" '{}')" --strict createRuntime
 run relative-bundle 0 "$(state c3 0 "bundle" '{}')" createRuntime
+mkdir -p "$T/fifo-bundle"; mkfifo "$T/fifo-bundle/config.json"
+before=$(snapshot)
+if timeout 10 "$hook" --registrations-dir "$regs" createRuntime < "$(state c3 0 "$T/fifo-bundle" '{}')" 2> "$T.err"; then
+	grep -q "not a regular file" "$T.err" && pass "config.json is a FIFO: exit 0 at once" || fail "fifo: $(cat "$T.err")"
+else
+	fail "config.json is a FIFO: the hook blocked or failed (rc=$?)"
+fi
 mkdir -p "$T/bundle2"; echo '{"ociVersion":"1.0.2","linux":{}}' > "$T/bundle2/config.json"
 before=$(snapshot)
 run no-cgroupspath 0 "$(state c3 0 "$T/bundle2" '{}')" createRuntime
