@@ -62,9 +62,10 @@ done
 for p in "$builddir"/tests/tools/*; do
 	[ -f "$p" ] && [ -x "$p" ] && { copy_with_libs "$p"; progs="$progs $(basename "$p")"; }
 done
-# Host tools the scenarios drive: an OCI runtime (Debian's crun) for 40-oci.
-for t in crun; do
-	tp=$(command -v "$t") && { copy_with_libs "$tp"; progs="$progs $t"; }
+# Extra guest content for particular scenarios (e.g. redis for 60-redis.sh): each
+# tests/vm/initramfs.d/*.sh is sourced here with S (the staging root) and copy_with_libs.
+for h in "$here"/initramfs.d/*.sh; do
+	[ -e "$h" ] && . "$h"
 done
 install -m 644 "$here/lib.sh" "$S/lib.sh"
 install -m 755 "$here/guest-init.sh" "$S/init"
