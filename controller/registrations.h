@@ -1,6 +1,14 @@
 /* Container registrations: /run/thpshrink/containers/<id>.json, written by thpshrink-oci-hook
  * (atomically) and read by the daemon (at start, on inotify events, and in its GC pass).
- * The format is schemas/registration.schema.json; both sides validate with the same code. */
+ * The format is schemas/registration.schema.json; both sides validate with the same code.
+ *
+ * Daemon use (sd-event):
+ *   start:  thps_registrations_dir_ensure(dir); fd = thps_registrations_watch(dir);
+ *           sd_event_add_io(e, &src, fd, EPOLLIN, on_io, m);   (watch before loading: no gap)
+ *           thps_registrations_load_all(dir, log_cb, m, &list)  → (re)register every container
+ *   on_io:  thps_registrations_handle_events(fd, &ev): for ev.added thps_registration_load(),
+ *           for ev.removed forget the id; ev.rescan → load_all again (re-watch if the dir went)
+ *   timer:  thps_registrations_gc(dir, ctx) every minute or so (a missed poststop). */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
