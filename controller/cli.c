@@ -2,7 +2,9 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "cli-explain.h"
 
 const struct thps_cli_command thps_cli_commands[] = {
+	{ "explain", "show the daemon's last decision for a cgroup, and why", thps_cli_explain },
 	{ NULL, NULL, NULL },
 };

@@ -1,0 +1,73 @@
+/* The daemon's integration points with the other parts of thpshrink: sources, policies, the
+ * decision engine, actuators and the capability probe. Each is one small function so that the
+ * real modules (plugins/, policy.h, engine.h, actuator.h, probe.h) replace the stand-ins here
+ * without touching the manager. The stand-ins are deliberately conservative: they never act
+ * unless a policy says "enforce", the kernel has cgroup v2 memory.reclaim, and --dry-run is off. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "context.h"
+#include "metrics.h"
+#include "scan.h"
+
+struct dglue_policies;
+
+/* Loads every *.json in dir, all or nothing. Returns the number of policies (and *ret), or
+ * -errno with err holding "file:line: field: reason" for the operator. A missing dir is an
+ * empty set (observe everything), not an error. */
+int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err, size_t err_size);
+void dglue_policies_free(struct dglue_policies *p);
+size_t dglue_policies_count(const struct dglue_policies *p);
+
+/* What the daemon remembers about a cgroup between passes, for the engine. */
+struct dglue_history {
+	time_t last_action;          /* 0 = never */
+	uint64_t last_waste_bytes;
+};
+
+struct dglue_decision {
+	char policy[64];   /* name of the matching policy, "" = none */
+	char action[16];   /* "reclaim", "split", "observe", "none" */
+	char reason[192];  /* one line, for logs and `thpshrink explain` */
+	bool act;          /* call the actuator */
+	uint64_t amount;   /* bytes to ask for */
+};
+
+struct dglue_caps {
+	bool cgroup2_memory;
+	bool memory_reclaim;
+	bool split_huge_pages;
+	bool thp_utilization;
+	bool pagemap;
+	bool kpageflags;
+	char why[256];     /* first reason the daemon must stay observe-only, "" if none */
+};
+
+/* Probes what this kernel offers. Never fails: missing things are false with a reason. */
+void dglue_probe(const struct thps_ctx *ctx, struct dglue_caps *ret);
+/* Fills flags (at most max) from caps for the metrics. Returns the count. */
+size_t dglue_caps_flags(const struct dglue_caps *caps, struct thps_metrics_flag *flags, size_t max);
+
+/* Runs every source built in. Returns 0, or the first -errno of a failing source (the others
+ * still ran); why names it. */
+int dglue_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
+		  struct thps_scan *scan, char *why, size_t why_size);
+/* The names of the sources built in, comma separated, for the start-up log. */
+const char *dglue_sources_description(void);
+
+/* Decides for one cgroup. observe_only forces "observe" whatever the policy says. Never fails. */
+void dglue_decide(const struct dglue_policies *p, const struct thps_cgroup_stats *c,
+		  const struct dglue_history *h, bool observe_only, time_t now,
+		  struct dglue_decision *ret);
+
+struct dglue_result {
+	uint64_t requested;
+	uint64_t given_back;
+};
+
+/* Carries out d for cgroup c. Returns 0 or -errno (the caller logs). */
+int dglue_act(const struct thps_ctx *ctx, const struct thps_cgroup_stats *c,
+	      const struct dglue_decision *d, struct dglue_result *ret);
