@@ -6,6 +6,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "http.h"
+#include "log.h"
 #include "macro.h"
 
 #define HTTP_CONNECTION_LIMIT 32
@@ -107,16 +109,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	static const char plain[] = "text/plain; charset=utf-8";
 	struct http_server *s = cls;
-	static int first_call_marker;
 	enum MHD_Result ret;
 	char *copy;
 	size_t len;
 
-	/* A request body is never wanted: wait for the headers, then answer without reading it. */
-	if (!*con_cls) {
-		*con_cls = &first_call_marker;
-		return MHD_YES;
-	}
+	/* Headers are complete on the first call: answer right away, never reading a body. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
 		static const char m[] = "Method Not Allowed: only GET and HEAD\n";
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, plain, m, sizeof(m) - 1, MHD_RESPMEM_PERSISTENT);
@@ -143,6 +140,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	ret = reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", copy, len,
 		    MHD_RESPMEM_MUST_FREE);
 	return ret;
+}
+
+/* libmicrohttpd's complaints (connection limits hit, malformed requests) are what hostile or
+ * broken clients cause: worth a debug line, not the journal at every scrape. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[256];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_debug("http: %s", msg);
 }
 
 int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
@@ -174,6 +182,7 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
 					  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_SEC,
 					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
+					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 					  MHD_OPTION_END);
 	else
 		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
@@ -182,6 +191,7 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
 					  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_SEC,
 					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
+					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 					  MHD_OPTION_END);
 	if (!s->mhd) {
 		r = errno > 0 ? -errno : -EADDRNOTAVAIL;
