@@ -177,21 +177,21 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 	errno = 0;
 	if (listen_fd >= 0)
 		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
+					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 					  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
 					  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
 					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
 					  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_SEC,
 					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
-					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 					  MHD_OPTION_END);
 	else
 		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
+					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 					  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 					  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
 					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
 					  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_SEC,
 					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
-					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 					  MHD_OPTION_END);
 	if (!s->mhd) {
 		r = errno > 0 ? -errno : -EADDRNOTAVAIL;

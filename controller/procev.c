@@ -23,8 +23,8 @@ int thps_proc_events_parse(const void *buf, size_t len, struct thps_proc_event *
 		return -EBADMSG;
 	for (; mnl_nlmsg_ok(nlh, remaining); nlh = mnl_nlmsg_next(nlh, &remaining)) {
 		const struct cn_msg *cn;
-		const struct proc_event *ev;
-		size_t payload;
+		struct proc_event ev;
+		size_t payload, need;
 
 		if (nlh->nlmsg_type == NLMSG_ERROR || nlh->nlmsg_type == NLMSG_NOOP)
 			continue;
@@ -36,24 +36,29 @@ int thps_proc_events_parse(const void *buf, size_t len, struct thps_proc_event *
 			continue;
 		if (cn->len > payload - sizeof(struct cn_msg) || cn->len < offsetof(struct proc_event, event_data))
 			continue;
-		ev = (const struct proc_event *)cn->data;
+		/* The event sits at a 4-byte offset after the cn_msg header; copy it out rather than
+		 * read an 8-byte aligned struct in place. */
+		memset(&ev, 0, sizeof(ev));
+		memcpy(&ev, cn->data, MIN((size_t)cn->len, sizeof(ev)));
 		if (n >= max)
 			break;
-		switch (ev->what) {
+		switch (ev.what) {
 		case PROC_EVENT_EXEC:
-			if (cn->len < offsetof(struct proc_event, event_data) + sizeof(ev->event_data.exec))
+			need = offsetof(struct proc_event, event_data) + sizeof(ev.event_data.exec);
+			if (cn->len < need)
 				continue;
 			events[n].type = THPS_PROC_EXEC;
-			events[n].pid = ev->event_data.exec.process_tgid;
+			events[n].pid = ev.event_data.exec.process_tgid;
 			break;
 		case PROC_EVENT_EXIT:
-			if (cn->len < offsetof(struct proc_event, event_data) + sizeof(ev->event_data.exit))
+			need = offsetof(struct proc_event, event_data) + sizeof(ev.event_data.exit);
+			if (cn->len < need)
 				continue;
 			/* Thread exits arrive too; only the leader's means the process is gone. */
-			if (ev->event_data.exit.process_pid != ev->event_data.exit.process_tgid)
+			if (ev.event_data.exit.process_pid != ev.event_data.exit.process_tgid)
 				continue;
 			events[n].type = THPS_PROC_EXIT;
-			events[n].pid = ev->event_data.exit.process_tgid;
+			events[n].pid = ev.event_data.exit.process_tgid;
 			break;
 		default:
 			continue;

@@ -206,31 +206,36 @@ START_TEST(test_parse_listen)
 }
 END_TEST
 
-/* Builds one netlink message carrying one proc event. Returns its length. */
+/* Builds one netlink message carrying one proc event, laid out as the kernel sends it (the
+ * event at a 4-byte offset). Returns its aligned length. */
 static size_t put_event(char *buf, unsigned what, pid_t pid, pid_t tgid, uint32_t idx)
 {
-	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
-	struct cn_msg *cn = NLMSG_DATA(nlh);
-	struct proc_event *ev = (struct proc_event *)cn->data;
-	size_t len = NLMSG_LENGTH(sizeof(*cn) + sizeof(*ev));
+	struct nlmsghdr nlh = { 0 };
+	struct cn_msg cn = { 0 };
+	struct proc_event ev;
+	size_t len = NLMSG_LENGTH(sizeof(cn) + sizeof(ev));
 
+	memset(&ev, 0, sizeof(ev));
 	memset(buf, 0, NLMSG_ALIGN(len));
-	nlh->nlmsg_len = len;
-	nlh->nlmsg_type = NLMSG_DONE;
-	cn->id.idx = idx;
-	cn->id.val = CN_VAL_PROC;
-	cn->len = sizeof(*ev);
-	ev->what = what;
+	nlh.nlmsg_len = len;
+	nlh.nlmsg_type = NLMSG_DONE;
+	cn.id.idx = idx;
+	cn.id.val = CN_VAL_PROC;
+	cn.len = sizeof(ev);
+	ev.what = what;
 	if (what == PROC_EVENT_EXEC) {
-		ev->event_data.exec.process_pid = pid;
-		ev->event_data.exec.process_tgid = tgid;
+		ev.event_data.exec.process_pid = pid;
+		ev.event_data.exec.process_tgid = tgid;
 	} else if (what == PROC_EVENT_EXIT) {
-		ev->event_data.exit.process_pid = pid;
-		ev->event_data.exit.process_tgid = tgid;
+		ev.event_data.exit.process_pid = pid;
+		ev.event_data.exit.process_tgid = tgid;
 	} else if (what == PROC_EVENT_FORK) {
-		ev->event_data.fork.child_pid = pid;
-		ev->event_data.fork.child_tgid = tgid;
+		ev.event_data.fork.child_pid = pid;
+		ev.event_data.fork.child_tgid = tgid;
 	}
+	memcpy(buf, &nlh, sizeof(nlh));
+	memcpy(buf + NLMSG_HDRLEN, &cn, sizeof(cn));
+	memcpy(buf + NLMSG_HDRLEN + sizeof(cn), &ev, sizeof(ev));
 	return NLMSG_ALIGN(len);
 }
 
@@ -266,7 +271,10 @@ START_TEST(test_procev_parse)
 	}
 	/* cn->len larger than the message */
 	put_event(buf, PROC_EVENT_EXEC, 10, 10, CN_IDX_PROC);
-	((struct cn_msg *)NLMSG_DATA((struct nlmsghdr *)buf))->len = 4000;
+	{
+		uint16_t big = 4000;
+		memcpy(buf + NLMSG_HDRLEN + offsetof(struct cn_msg, len), &big, sizeof(big));
+	}
 	ck_assert_int_eq(thps_proc_events_parse(buf, 256, ev, ELEMENTSOF(ev)), 0);
 	ck_assert_int_eq(thps_proc_events_parse(NULL, 0, ev, ELEMENTSOF(ev)), -EBADMSG);
 }
