@@ -4,7 +4,7 @@
  * policy module (schemas/policy.schema.json) replaces it:
  *   {"name": "web", "cgroup": "/web.slice/GLOB", "mode": "observe"|"enforce",
  *    "action": "reclaim"|"split", "min_waste": BYTES, "cooldown_sec": N, "max_bytes": BYTES}
- * Unknown keys are errors. */
+ * Unknown keys are errors. Actions go through the actuator table (actuator.h). */
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -18,6 +18,7 @@
 #include "daemon-glue.h"
 #include "macro.h"
 #include "fileio.h"
+#include "actuator.h"
 #include "plugin.h"
 
 #define POLICY_FILE_MAX (256 * 1024)
@@ -397,36 +398,52 @@ void dglue_decide(const struct dglue_policies *p, const struct thps_cgroup_stats
 	ret->act = true;
 }
 
-int dglue_act(const struct thps_ctx *ctx, const struct thps_cgroup_stats *c,
-	      const struct dglue_decision *d, struct dglue_result *ret)
+int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
+	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
+	      struct dglue_result *ret)
 {
-	char mnt[PATH_MAX], path[PATH_MAX], num[32];
-	const char *root = cgroup_mount(ctx, mnt, sizeof(mnt));
-	uint64_t before = 0, after = 0;
+	const struct thps_actuator_ops *a = thps_actuator_find(d->action);
+	struct thps_act_request req = {
+		.cgroup = c->path,
+		.geom = &scan->geom,
+		.amount_bytes = d->amount,
+		.max_bytes = d->amount,
+	};
+	struct thps_act_result res;
+	_cleanup_free_ struct thps_thp_range *ranges = NULL;
+	size_t n = 0;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	if (!strcmp(d->action, "observe"))
-		return 0;
-	/* The split actuator (debugfs ranges) belongs to the actuator module; until it is wired,
-	 * a split policy reclaims, which makes the kernel's shrinker split the same THPs. */
+	if (!a)
+		return -EOPNOTSUPP;
 	if (!c->path || !strcmp(c->path, "/"))
 		return -EINVAL;
-	r = thps_path(path, sizeof(path), root, "%s/memory.current", c->path);
+	if (!strcmp(d->action, "split") && scan->n_ranges) {
+		/* Only this cgroup's low-util THPs, as the scanner saw them. */
+		ranges = calloc(scan->n_ranges, sizeof(*ranges));
+		if (!ranges)
+			return -ENOMEM;
+		for (size_t i = 0; i < scan->n_ranges; i++)
+			if (scan->ranges[i].ino == c->ino)
+				ranges[n++] = scan->ranges[i];
+		req.ranges = ranges;
+		req.n_ranges = n;
+	}
+	memset(&res, 0, sizeof(res));
+	r = a->act(ctx, &req, &res);
+	if (!strcmp(d->action, "observe")) {
+		/* Nothing was asked of the kernel; an unreadable memory.current (cgroup v1) only
+		 * costs the dry run its snapshot. */
+		snprintf(ret->note, sizeof(ret->note), "%s", r < 0 ? "dry run" : res.note);
+		return 0;
+	}
 	if (r < 0)
 		return r;
-	(void)read_u64_file(path, &before);
-	r = thps_path(path, sizeof(path), root, "%s/memory.reclaim", c->path);
-	if (r < 0)
-		return r;
-	snprintf(num, sizeof(num), "%" PRIu64, d->amount);
-	ret->requested = d->amount;
-	r = write_file_string(path, num);
-	/* EAGAIN: the kernel reclaimed less than asked; still measure what it gave. */
-	if (r < 0 && r != -EAGAIN)
-		return r;
-	r = thps_path(path, sizeof(path), root, "%s/memory.current", c->path);
-	if (r == 0 && read_u64_file(path, &after) == 0 && before > after)
-		ret->given_back = before - after;
-	return 0;
+	ret->requested = res.asked_bytes;
+	if (res.before.memory_current != UINT64_MAX && res.after.memory_current != UINT64_MAX &&
+	    res.before.memory_current > res.after.memory_current)
+		ret->given_back = res.before.memory_current - res.after.memory_current;
+	snprintf(ret->note, sizeof(ret->note), "%s", res.note);
+	return res.acted || !strcmp(d->action, "observe") ? 0 : -ECANCELED;
 }

@@ -65,9 +65,12 @@ void dglue_decide(const struct dglue_policies *p, const struct thps_cgroup_stats
 
 struct dglue_result {
 	uint64_t requested;
-	uint64_t given_back;
+	uint64_t given_back;  /* memory.current before - after */
+	char note[512];       /* the actuator's word for the operator, "" if none */
 };
 
-/* Carries out d for cgroup c. Returns 0 or -errno (the caller logs). */
-int dglue_act(const struct thps_ctx *ctx, const struct thps_cgroup_stats *c,
-	      const struct dglue_decision *d, struct dglue_result *ret);
+/* Carries out d for cgroup c (of scan) through the actuator named d->action. Returns 0,
+ * -ECANCELED if the actuator refused (note says why), or -errno (the caller logs). */
+int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
+	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
+	      struct dglue_result *ret);

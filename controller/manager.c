@@ -297,15 +297,15 @@ static void decide_and_act(struct manager *m, time_t now)
 			m->decisions[2]++;
 		} else {
 			a = !strcmp(d.action, "reclaim") ? 1 : !strcmp(d.action, "split") ? 2 : 0;
-			r = dglue_act(&m->ctx, c, &d, &res);
+			r = dglue_act(&m->ctx, &m->scan, c, &d, &res);
 			rec->act[a].count++;
 			rec->act[a].bytes_requested += res.requested;
 			rec->act[a].bytes_given_back += res.given_back;
 			if (r < 0) {
 				rec->act[a].failures++;
 				m->decisions[3]++;
-				log_warning_errno(r, "cgroup '%s': %s of %" PRIu64 " bytes failed: %m", c->path,
-						  d.action, d.amount);
+				log_warning_errno(r, "cgroup '%s': %s of %" PRIu64 " bytes failed: %m%s%s", c->path,
+						  d.action, d.amount, res.note[0] ? ": " : "", res.note);
 			} else if (a == 0) {
 				m->decisions[1]++;
 			} else {
@@ -326,7 +326,8 @@ static void decide_and_act(struct manager *m, time_t now)
 
 int manager_pass(struct manager *m, const char *why)
 {
-	struct thps_scan_opts opts = { .max_thps_per_sec = m->o.max_thps_per_sec };
+	struct thps_scan_opts opts = { .max_thps_per_sec = m->o.max_thps_per_sec,
+				       .record_ranges = !m->observe_only };
 	struct timespec ts;
 	int r;
 
