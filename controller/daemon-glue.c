@@ -1,10 +1,9 @@
-/* Stand-ins for the modules the daemon drives (see daemon-glue.h). Sources are picked up
- * through weak references, so the daemon links and runs before they are merged and uses them
- * as soon as they are. The policy reader accepts a deliberately small JSON shape until the
+/* The daemon's links to the modules it drives (see daemon-glue.h). Sources come from the
+ * plugin table (plugins.c), actions go through the actuator table. The policy reader accepts a deliberately small JSON shape until the
  * policy module (schemas/policy.schema.json) replaces it:
  *   {"name": "web", "cgroup": "/web.slice/GLOB", "mode": "observe"|"enforce",
  *    "action": "reclaim"|"split", "min_waste": BYTES, "cooldown_sec": N, "max_bytes": BYTES}
- * Unknown keys are errors. Actions go through the actuator table (actuator.h). */
+ * Unknown keys are errors. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -24,9 +23,6 @@
 #define POLICY_FILE_MAX (256 * 1024)
 #define POLICIES_MAX 1024
 
-extern const struct thps_source_ops thps_source_scanner __attribute__((weak));
-extern const struct thps_source_ops thps_source_vmstat __attribute__((weak));
-extern const struct thps_source_ops thps_source_debugfs __attribute__((weak));
 
 struct dpolicy {
 	char name[64];
@@ -304,11 +300,13 @@ size_t dglue_caps_flags(const struct dglue_caps *caps, struct thps_metrics_flag 
 	return n;
 }
 
+/* Every source in the plugin table (plugins.c), in its order. */
 static const struct thps_source_ops *sources(size_t i)
 {
-	const struct thps_source_ops *v[] = { &thps_source_scanner, &thps_source_vmstat,
-					      &thps_source_debugfs };
-	return i < ELEMENTSOF(v) ? v[i] : NULL;
+	for (size_t j = 0; thps_sources[j]; j++)
+		if (j == i)
+			return thps_sources[j];
+	return NULL;
 }
 
 const char *dglue_sources_description(void)
@@ -316,9 +314,9 @@ const char *dglue_sources_description(void)
 	static char buf[128];
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; sources(i); i++) {
 		const struct thps_source_ops *s = sources(i);
-		if (s && s->name)
+		if (s->name)
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", buf[0] ? "," : "", s->name);
 	}
 	return buf[0] ? buf : "none (built without sources)";
@@ -330,12 +328,12 @@ int dglue_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
 	int first = 0;
 
 	why[0] = '\0';
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; sources(i); i++) {
 		const struct thps_source_ops *s = sources(i);
 		char reason[200];
 		int r;
 
-		if (!s || !s->collect)
+		if (!s->collect)
 			continue;
 		if (s->probe && s->probe(ctx, reason, sizeof(reason)) <= 0)
 			continue;

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,11 @@ struct manager {
 	sd_event_source *sig_term, *sig_int, *sig_hup;
 	struct http_server *http;
 	int proc_fd;
+	sd_event_source *done_src;
+	int done_fd;             /* eventfd: the scan thread finished */
+	pthread_t thread;
+	struct scan_job *job;    /* the pass in flight, NULL if none */
+	bool again;              /* a pass was asked for while one ran */
 
 	struct dglue_caps caps;
 	bool observe_only;
@@ -324,25 +331,58 @@ static void decide_and_act(struct manager *m, time_t now)
 	}
 }
 
-int manager_pass(struct manager *m, const char *why)
-{
-	struct thps_scan_opts opts = { .max_thps_per_sec = m->o.max_thps_per_sec,
-				       .record_ranges = !m->observe_only };
-	struct timespec ts;
+/* One collection, run either inline (--once) or on the scan thread: it reads only its job. */
+struct scan_job {
+	struct thps_ctx ctx;
+	struct thps_scan_opts opts;
+	char cgroup[PATH_MAX];
+	struct thps_scan scan;
 	int r;
+	char error[256];
+	int done_fd; /* eventfd the thread signals; -1 inline */
+};
 
-	log_debug("Pass (%s)", why);
-	thps_scan_free(&m->scan);
-	thps_scan_init(&m->scan, &m->geom);
-	r = dglue_collect(&m->ctx, &opts, &m->scan, m->scan_error, sizeof(m->scan_error));
-	m->scans++;
-	if (r < 0) {
-		m->scan_errors++;
-		log_warning_errno(r, "Scan incomplete (%s), deciding on what was collected", m->scan_error);
+static struct scan_job *scan_job_new(struct manager *m)
+{
+	struct scan_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->ctx = m->ctx;
+	j->opts = (struct thps_scan_opts){ .max_thps_per_sec = m->o.max_thps_per_sec,
+					   .record_ranges = !m->observe_only };
+	if (m->o.cgroup) {
+		snprintf(j->cgroup, sizeof(j->cgroup), "%s", m->o.cgroup);
+		j->opts.cgroup = j->cgroup;
 	}
+	thps_scan_init(&j->scan, &m->geom);
+	j->done_fd = -1;
+	return j;
+}
+
+static void scan_job_run(struct scan_job *j)
+{
+	j->r = dglue_collect(&j->ctx, &j->opts, &j->scan, j->error, sizeof(j->error));
+}
+
+/* Takes the finished job's scan and does the rest of the pass on the loop's thread. */
+static void pass_finish(struct manager *m, struct scan_job *j)
+{
+	struct timespec ts;
+
+	m->scans++;
+	if (j->r < 0) {
+		m->scan_errors++;
+		log_warning_errno(j->r, "Scan incomplete (%s), deciding on what was collected", j->error);
+	}
+	thps_scan_free(&m->scan);
+	m->scan = j->scan;
+	memset(&j->scan, 0, sizeof(j->scan));
 	m->have_scan = true;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	m->last_scan_ts = ts.tv_sec + ts.tv_nsec / 1e9;
+	log_debug("Pass done: %zu cgroups, %" PRIu64 " processes, %.3f s", m->scan.n_cgroups,
+		  m->scan.summary.procs_scanned, m->scan.summary.wall_ns / 1e9);
 
 	for (size_t i = 0; i < m->n_rec; i++)
 		m->rec[i].seen = false;
@@ -351,6 +391,91 @@ int manager_pass(struct manager *m, const char *why)
 	records_prune(m);
 	publish(m);
 	notify_status(m);
+}
+
+int manager_pass(struct manager *m, const char *why)
+{
+	struct scan_job *j = scan_job_new(m);
+
+	if (!j)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	log_debug("Pass (%s)", why);
+	scan_job_run(j);
+	pass_finish(m, j);
+	free(j);
+	return 0;
+}
+
+static void *scan_thread(void *arg)
+{
+	struct scan_job *j = arg;
+	uint64_t one = 1;
+
+	scan_job_run(j);
+	if (write(j->done_fd, &one, sizeof(one)) < 0)
+		abort(); /* an eventfd write cannot fail short of a bug; the loop would hang */
+	return NULL;
+}
+
+static void rearm_timer(struct manager *m)
+{
+	int r = sd_event_source_set_time_relative(m->timer, m->o.interval_usec);
+
+	if (r >= 0)
+		r = sd_event_source_set_enabled(m->timer, SD_EVENT_ONESHOT);
+	if (r < 0)
+		log_error_errno(r, "Failed to re-arm the scan timer, no more periodic passes: %m");
+}
+
+/* Starts a pass on the scan thread, unless one runs (then one more follows it). The loop
+ * stays free for signals and the watchdog while the scanner reads memory. */
+static void pass_start(struct manager *m, const char *why)
+{
+	struct scan_job *j;
+	int r;
+
+	if (m->job) {
+		m->again = true;
+		return;
+	}
+	j = scan_job_new(m);
+	if (!j) {
+		log_error("Out of memory starting a pass, retrying at the next interval");
+		rearm_timer(m);
+		return;
+	}
+	j->done_fd = m->done_fd;
+	log_debug("Pass (%s)", why);
+	r = -pthread_create(&m->thread, NULL, scan_thread, j);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to start the scan thread, scanning inline: %m");
+		scan_job_run(j);
+		pass_finish(m, j);
+		thps_scan_free(&j->scan);
+		free(j);
+		rearm_timer(m);
+		return;
+	}
+	m->job = j;
+}
+
+static int on_scan_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct manager *m = userdata;
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 || !m->job)
+		return 0;
+	pthread_join(m->thread, NULL);
+	pass_finish(m, m->job);
+	thps_scan_free(&m->job->scan);
+	free(m->job);
+	m->job = NULL;
+	if (m->again) {
+		m->again = false;
+		pass_start(m, "queued");
+	} else
+		rearm_timer(m);
 	return 0;
 }
 
@@ -377,17 +502,10 @@ static int reload_policies(struct manager *m, bool at_start)
 	return 0;
 }
 
+/* The timer is re-armed when a pass ends, so passes never pile up on a slow machine. */
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
-	struct manager *m = userdata;
-	int r;
-
-	manager_pass(m, "timer");
-	r = sd_event_source_set_time_relative(s, m->o.interval_usec);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-	if (r < 0)
-		return log_error_errno(r, "Failed to re-arm the scan timer: %m");
+	pass_start(userdata, "timer");
 	return 0;
 }
 
@@ -397,7 +515,7 @@ static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata)
 
 	log_debug("Prompt pass for %zu new programs", m->n_pending);
 	m->n_pending = 0;
-	manager_pass(m, "exec");
+	pass_start(m, "exec");
 	return 0;
 }
 
@@ -465,6 +583,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 		sd_notify(0, "RELOADING=1");
 		log_info("SIGHUP: reloading policies from '%s'", m->o.policy_dir);
 		reload_policies(m, false);
+		publish(m); /* the policy figures change now, not at the next pass */
 		sd_notify(0, "READY=1");
 		return 0;
 	}
@@ -529,6 +648,7 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	m->ctx = *ctx;
 	m->o = *o;
 	m->proc_fd = -1;
+	m->done_fd = -1;
 	*ret = m; /* manager_free() cleans up whatever got built */
 
 	r = thps_geometry_load(ctx, &m->geom);
@@ -575,6 +695,12 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch signals: %m");
 
+	m->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (m->done_fd < 0)
+		return log_error_errno(negative_errno(), "Failed to create an eventfd: %m");
+	r = sd_event_add_io(m->event, &m->done_src, m->done_fd, EPOLLIN, on_scan_done, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch the scan thread: %m");
 	r = sd_event_add_time_relative(m->event, &m->timer, CLOCK_MONOTONIC, 0, 0, on_timer, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to add the scan timer: %m");
@@ -610,7 +736,22 @@ void manager_free(struct manager *m)
 {
 	if (!m)
 		return;
+	if (m->job) {
+		/* The scanner only reads; waiting for it could outlast TimeoutStopSec. Leave it to
+		 * process exit, with everything it touches. */
+		static struct manager *abandoned; /* reachable, so leak checkers stay quiet */
+
+		log_info("Leaving the scan in progress to process exit");
+		http_server_stop(m->http);
+		m->http = NULL;
+		abandoned = m;
+		(void)abandoned;
+		return;
+	}
 	http_server_stop(m->http);
+	sd_event_source_unref(m->done_src);
+	if (m->done_fd >= 0)
+		close(m->done_fd);
 	sd_event_source_unref(m->timer);
 	sd_event_source_unref(m->debounce);
 	sd_event_source_unref(m->proc_src);

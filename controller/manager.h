@@ -13,6 +13,7 @@ struct manager_options {
 	const char *textfile;       /* NULL = off */
 	const char *state_dir;      /* status.json goes here */
 	const char *registrations_dir;
+	const char *cgroup;         /* only this subtree (relative to the mount); NULL = all */
 	uint64_t interval_usec;
 	uint64_t max_thps_per_sec;
 	bool dry_run;

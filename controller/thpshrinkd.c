@@ -32,6 +32,7 @@ static void help(void)
 	       "  --max-thps-per-sec N       scanner rate budget (default 0 = unlimited)\n"
 	       "  --state-dir DIR            status.json for 'thpshrink explain' (default " RUNSTATEDIR "/thpshrink)\n"
 	       "  --registrations-dir DIR    container registrations (default " RUNSTATEDIR "/thpshrink/containers)\n"
+	       "  --cgroup PATH              only watch this cgroup subtree (default: all)\n"
 	       "  --once                     one pass, then exit\n"
 	       "  -v, --verbose              log every decision, not only changes\n"
 	       "  --version, -h/--help\n");
@@ -39,7 +40,7 @@ static void help(void)
 
 static int parse_args(int argc, char **argv, struct manager_options *o)
 {
-	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION };
+	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION, O_CGROUP };
 	static const struct option opts[] = {
 		{ "policy-dir", required_argument, NULL, O_POLICY },
 		{ "listen", required_argument, NULL, O_LISTEN },
@@ -50,6 +51,7 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 		{ "state-dir", required_argument, NULL, O_STATE },
 		{ "registrations-dir", required_argument, NULL, O_REGS },
 		{ "once", no_argument, NULL, O_ONCE },
+		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
@@ -89,6 +91,13 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 		case O_STATE: o->state_dir = optarg; break;
 		case O_REGS: o->registrations_dir = optarg; break;
 		case O_ONCE: o->once = true; break;
+		case O_CGROUP:
+			if (optarg[0] != '/') {
+				log_error("--cgroup '%s': expected a path under the cgroup mount, starting with '/'", optarg);
+				return -EINVAL;
+			}
+			o->cgroup = optarg;
+			break;
 		case 'v': thps_log_set_max_level(LOG_DEBUG); break;
 		case O_VERSION: printf("thpshrinkd %s\n", PACKAGE_VERSION); return 0;
 		case 'h': help(); return 0;
