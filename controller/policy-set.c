@@ -161,9 +161,10 @@ int thps_policy_set_check_unique(const struct thps_policy_set *set,
 			if (strcmp(a->name, b->name))
 				continue;
 			add_error(errs,
-				  "%s:%u:%u: name: duplicate policy name \"%s\" (first defined at "
+				  "%s:%u:%u: %s: duplicate policy name \"%s\" (first defined at "
 				  "%s:%u:%u)",
-				  b->file, b->line, b->col, b->name, a->file, a->line, a->col);
+				  b->file, b->name_line, b->name_col, b->json_path, b->name, a->file,
+				  a->name_line, a->name_col);
 			r = -EINVAL;
 			break;
 		}

@@ -356,9 +356,15 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 				    "expected a name of 1-%d characters from [A-Za-z0-9_.-], got %s",
 				    THPS_POLICY_NAME_MAX, got);
 		snprintf(p->name, sizeof(p->name), "%s", j->str);
+		p->name_line = j->line;
+		p->name_col = j->col;
 		return 0;
 	case K_CGROUP:
-		if (j->type != PJSON_STRING || j->str[0] != '/' || utf8_chars(j->str) > 1024)
+		if (j->type == PJSON_STRING && utf8_chars(j->str) > 1024)
+			return verr(v, j->line, j->col, path,
+				    "expected a cgroup path glob of at most 1024 characters, got %zu",
+				    utf8_chars(j->str));
+		if (j->type != PJSON_STRING || j->str[0] != '/')
 			return verr(v, j->line, j->col, path,
 				    "expected a cgroup path glob starting with '/', like "
 				    "\"/system.slice/*.service\", got %s",
@@ -443,7 +449,11 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 			    got);
 	case K_SIZE:
 		if (j->type == PJSON_STRING) {
-			if (thps_parse_size(j->str, &u) < 0)
+			int r = thps_parse_size(j->str, &u);
+			if (r == -ERANGE)
+				return verr(v, j->line, j->col, path,
+					    "expected a size from %s to %s, got %s", lo, hi, got);
+			if (r < 0)
 				return verr(v, j->line, j->col, path,
 					    "expected a size like \"64M\", got %s", got);
 		} else if (j->type == PJSON_NUMBER && int_in(j, 0, 1e18, &d)) {
@@ -735,6 +745,8 @@ int thps_policy_parse_text(const char *file, const char *text, size_t len,
 		}
 		ps[i].line = o->line;
 		ps[i].col = o->col;
+		snprintf(ps[i].json_path, sizeof(ps[i].json_path), "%s%sname", path,
+			 *path ? "." : "");
 		walk_object(&v, o, "", path, &ps[i]);
 		for (size_t k = 0; k < i; k++)
 			if (ps[i].name[0] && !strcmp(ps[k].name, ps[i].name)) {

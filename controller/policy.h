@@ -34,6 +34,8 @@ struct thps_policy {
 	char name[THPS_POLICY_NAME_MAX + 1];
 	char *file;         /* where it was defined; NULL for the built-in one */
 	unsigned line, col; /* of the policy object in that file */
+	unsigned name_line, name_col;
+	char json_path[32]; /* of its name: "policies[3].name" or "name" */
 	char *match_cgroup; /* glob or NULL */
 	char *match_container[THPS_POLICY_MAX_CONTAINERS];
 	size_t n_match_container;
