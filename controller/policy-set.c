@@ -253,7 +253,8 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 		n++;
 	}
 	if (r == 0) {
-		qsort(names, n, sizeof(*names), cmp_str);
+		if (n)
+			qsort(names, n, sizeof(*names), cmp_str);
 		for (size_t i = 0; i < n; i++) {
 			_cleanup_free_ char *path = NULL;
 			_cleanup_close_ int fd = -1;
