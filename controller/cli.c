@@ -5,6 +5,7 @@
 #include "cli-explain.h"
 
 const struct thps_cli_command thps_cli_commands[] = {
+	{ "validate", "check policy files as the daemon would load them", thps_cli_validate },
 	{ "explain", "show the daemon's last decision for a cgroup, and why", thps_cli_explain },
 	{ NULL, NULL, NULL },
 };

@@ -9,3 +9,6 @@ struct thps_cli_command {
 };
 
 extern const struct thps_cli_command thps_cli_commands[];
+
+/* cli-validate.c */
+int thps_cli_validate(int argc, char **argv);
