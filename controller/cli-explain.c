@@ -101,11 +101,11 @@ int thps_cli_explain(int argc, char **argv)
 	printf("cgroup:            %s\n", str(found, "cgroup"));
 	printf("last pass:         %s\n", when);
 	printf("policy:            %s\n", *str(found, "policy") ? str(found, "policy") : "(none matches)");
-	printf("THPs:              %" PRId64 " (low-utilization %" PRId64 ")\n", num(found, "thps"),
-	       num(found, "lowutil_thps"));
+	printf("THPs:              %" PRId64 " (low-utilization at the policy's cut: %" PRId64 ")\n",
+	       num(found, "thps"), num(found, "lowutil_thps"));
 	printf("waste:             %" PRId64 " bytes\n", num(found, "waste_bytes"));
 	printf("partially mapped:  %" PRId64 " bytes\n", num(found, "partially_mapped_bytes"));
-	printf("decision:          %s\n", str(found, "action"));
+	printf("decision:          %s (rule: %s)\n", str(found, "action"), str(found, "rule"));
 	printf("why:               %s\n", str(found, "reason"));
 	if (num(found, "requested_bytes") > 0)
 		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n", num(found, "requested_bytes"),

@@ -1,9 +1,6 @@
-/* The daemon's links to the modules it drives (see daemon-glue.h). Sources come from the
- * plugin table (plugins.c), actions go through the actuator table. The policy reader accepts a deliberately small JSON shape until the
- * policy module (schemas/policy.schema.json) replaces it:
- *   {"name": "web", "cgroup": "/web.slice/GLOB", "mode": "observe"|"enforce",
- *    "action": "reclaim"|"split", "min_waste": BYTES, "cooldown_sec": N, "max_bytes": BYTES}
- * Unknown keys are errors. */
+/* The daemon's links to the modules it drives (see daemon-glue.h): sources from the plugin
+ * table (plugins.c), policies (policy.h), the decision engine (engine.h), and actions through
+ * the actuator table (actuator.h). */
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -18,213 +15,69 @@
 #include "macro.h"
 #include "fileio.h"
 #include "actuator.h"
+#include "engine.h"
+#include "policy.h"
+#include "psi.h"
 #include "plugin.h"
 
-#define POLICY_FILE_MAX (256 * 1024)
-#define POLICIES_MAX 1024
-
-
-struct dpolicy {
-	char name[64];
-	char cgroup[256];
-	bool enforce;
-	char action[16];
-	uint64_t min_waste;
-	uint64_t cooldown_sec;
-	uint64_t max_bytes;
-};
-
 struct dglue_policies {
-	struct dpolicy *v;
-	size_t n;
+	struct thps_policy_set *set;
 };
-
-static void offset_to_line(const char *text, size_t off, unsigned *line, unsigned *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < off && text[i]; i++) {
-		if (text[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else
-			(*col)++;
-	}
-}
-
-static int get_u64(json_object *v, uint64_t *ret)
-{
-	if (!json_object_is_type(v, json_type_int))
-		return -EINVAL;
-	int64_t x = json_object_get_int64(v);
-	if (x < 0)
-		return -ERANGE;
-	*ret = (uint64_t)x;
-	return 0;
-}
-
-static int parse_policy(const char *file, const char *text, struct dpolicy *p, char *err, size_t err_size)
-{
-	json_tokener *tok = json_tokener_new();
-	json_object *o;
-	int r = 0;
-
-	if (!tok)
-		return -ENOMEM;
-	o = json_tokener_parse_ex(tok, text, (int)strlen(text));
-	if (!o || json_tokener_get_error(tok) != json_tokener_success) {
-		unsigned line, col;
-		offset_to_line(text, json_tokener_get_parse_end(tok), &line, &col);
-		snprintf(err, err_size, "%s:%u:%u: %s", file, line, col,
-			 o ? "trailing data after the policy object"
-			   : json_tokener_error_desc(json_tokener_get_error(tok)));
-		json_object_put(o);
-		json_tokener_free(tok);
-		return -EINVAL;
-	}
-	json_tokener_free(tok);
-	if (!json_object_is_type(o, json_type_object)) {
-		snprintf(err, err_size, "%s: expected a JSON object", file);
-		json_object_put(o);
-		return -EINVAL;
-	}
-	memset(p, 0, sizeof(*p));
-	snprintf(p->cgroup, sizeof(p->cgroup), "*");
-	snprintf(p->action, sizeof(p->action), "reclaim");
-	p->cooldown_sec = 60;
-	json_object_object_foreach(o, key, val) {
-		const char *s = json_object_is_type(val, json_type_string) ? json_object_get_string(val) : NULL;
-		if (!strcmp(key, "name") && s && strlen(s) < sizeof(p->name))
-			snprintf(p->name, sizeof(p->name), "%s", s);
-		else if (!strcmp(key, "cgroup") && s && *s && strlen(s) < sizeof(p->cgroup))
-			snprintf(p->cgroup, sizeof(p->cgroup), "%s", s);
-		else if (!strcmp(key, "mode") && s && (!strcmp(s, "observe") || !strcmp(s, "enforce")))
-			p->enforce = !strcmp(s, "enforce");
-		else if (!strcmp(key, "action") && s && (!strcmp(s, "reclaim") || !strcmp(s, "split")))
-			snprintf(p->action, sizeof(p->action), "%s", s);
-		else if (!strcmp(key, "min_waste") && get_u64(val, &p->min_waste) == 0)
-			;
-		else if (!strcmp(key, "cooldown_sec") && get_u64(val, &p->cooldown_sec) == 0)
-			;
-		else if (!strcmp(key, "max_bytes") && get_u64(val, &p->max_bytes) == 0)
-			;
-		else {
-			static const char *const known[] = { "name", "cgroup", "mode", "action",
-							      "min_waste", "cooldown_sec", "max_bytes" };
-			bool is_known = false;
-			for (size_t i = 0; i < ELEMENTSOF(known); i++)
-				is_known |= !strcmp(key, known[i]);
-			snprintf(err, err_size, "%s: %s: %s", file, key,
-				 is_known ? "bad value (name/cgroup: string; mode: \"observe\"|\"enforce\"; "
-					    "action: \"reclaim\"|\"split\"; sizes and seconds: integers >= 0)"
-					  : "unknown key");
-			r = -EINVAL;
-			break;
-		}
-	}
-	json_object_put(o);
-	if (r == 0 && !p->name[0]) {
-		const char *base = strrchr(file, '/');
-		snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(base ? base + 1 : file, "."),
-			 base ? base + 1 : file);
-	}
-	return r;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err, size_t err_size)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dglue_policies *set;
-	char **names = NULL;
-	size_t n = 0;
-	struct dirent *de;
-	int r = 0;
+	struct thps_policy_errors errs = { 0 };
+	struct thps_policy_set *set = NULL;
+	struct dglue_policies *p;
+	int r;
 
 	err[0] = '\0';
-	set = calloc(1, sizeof(*set));
-	if (!set)
-		return -ENOMEM;
-	d = opendir(dir);
-	if (!d) {
-		if (errno == ENOENT) {
-			*ret = set;
-			return 0;
+	r = thps_policy_set_load_dir(dir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs);
+	if (r == -ENOENT) {
+		/* No directory: nothing is configured, the built-in observe policy applies. */
+		set = thps_policy_set_new();
+		r = set ? 0 : -ENOMEM;
+	}
+	if (r < 0) {
+		size_t off = 0;
+		for (size_t i = 0; i < errs.n && off + 1 < err_size; i++) {
+			int n = snprintf(err + off, err_size - off, "%s%s", i ? "; " : "", errs.msgs[i]);
+			if (n < 0)
+				break;
+			off += (size_t)n;
 		}
-		r = negative_errno();
-		snprintf(err, err_size, "%s: cannot open the policy directory: %s", dir, strerror(-r));
-		free(set);
+		if (!errs.n)
+			snprintf(err, err_size, "%s: %s", dir, strerror(-r));
+		thps_policy_errors_clear(&errs);
 		return r;
 	}
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".json"))
-			continue;
-		if (n >= POLICIES_MAX) {
-			snprintf(err, err_size, "%s: more than %d policy files", dir, POLICIES_MAX);
-			r = -E2BIG;
-			goto fail;
-		}
-		char **nn = reallocarray(names, n + 1, sizeof(*names));
-		if (!nn || !(nn[n] = strdup(de->d_name))) {
-			if (nn)
-				names = nn;
-			r = -ENOMEM;
-			goto fail;
-		}
-		names = nn;
-		n++;
+	thps_policy_errors_clear(&errs);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		thps_policy_set_free(set);
+		return -ENOMEM;
 	}
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
-	set->v = calloc(n ? n : 1, sizeof(*set->v));
-	if (!set->v) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	for (size_t i = 0; i < n; i++) {
-		_cleanup_free_ char *text = NULL;
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		r = read_file_bounded(path, POLICY_FILE_MAX, &text, NULL);
-		if (r < 0) {
-			snprintf(err, err_size, "%s: %s", path, r == -EFBIG ? "file too large" : strerror(-r));
-			goto fail;
-		}
-		r = parse_policy(path, text, &set->v[set->n], err, err_size);
-		if (r < 0)
-			goto fail;
-		set->n++;
-	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	*ret = set;
+	p->set = set;
+	*ret = p;
 	return (int)set->n;
-fail:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	dglue_policies_free(set);
-	return r;
 }
 
 void dglue_policies_free(struct dglue_policies *p)
 {
 	if (!p)
 		return;
-	free(p->v);
+	thps_policy_set_free(p->set);
 	free(p);
 }
 
 size_t dglue_policies_count(const struct dglue_policies *p)
 {
-	return p ? p->n : 0;
+	return p && p->set ? p->set->n : 0;
+}
+
+int dglue_engine_new(struct thps_engine **ret)
+{
+	return thps_engine_new(NULL, ret);
 }
 
 static bool path_exists(const char *root, const char *rel)
@@ -347,53 +200,75 @@ int dglue_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
 	return first;
 }
 
-static const struct dpolicy *match(const struct dglue_policies *p, const char *path)
+/* memory.pressure "some avg10" of the cgroup, or -1 when unknown (no guard applies). */
+static double cgroup_pressure(const struct thps_ctx *ctx, const char *cgroup)
 {
-	for (size_t i = 0; p && i < p->n; i++)
-		if (fnmatch(p->v[i].cgroup, path, 0) == 0)
-			return &p->v[i];
-	return NULL;
+	_cleanup_free_ char *text = NULL;
+	char mnt[PATH_MAX], path[PATH_MAX];
+	struct thps_psi psi;
+
+	if (thps_path(path, sizeof(path), cgroup_mount(ctx, mnt, sizeof(mnt)), "%s/memory.pressure",
+		      cgroup) < 0 ||
+	    read_file_bounded(path, 4096, &text, NULL) < 0 || thps_psi_parse(text, &psi) < 0)
+		return -1;
+	return psi.some.avg10;
 }
 
-void dglue_decide(const struct dglue_policies *p, const struct thps_cgroup_stats *c,
-		  const struct dglue_history *h, bool observe_only, time_t now,
-		  struct dglue_decision *ret)
+int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
+		 const struct thps_scan *scan, const struct thps_cgroup_stats *c, bool observe_only,
+		 uint64_t now_usec, struct dglue_decision *ret)
 {
-	const struct dpolicy *pol = match(p, c->path ? c->path : "");
-	uint64_t waste = c->waste_bytes + c->partial_unmapped_bytes;
+	const struct thps_policy *pol = thps_policy_match(p ? p->set : NULL, c->path, NULL);
+	struct thps_figures f = {
+		.lowutil_thps = thps_hist_lowutil_thps(&c->hist, pol->lowutil_max_bucket),
+		.waste_bytes = thps_hist_lowutil_zero(&c->hist, pol->lowutil_max_bucket) * scan->geom.page_size,
+		.partial_bytes = c->partial_unmapped_bytes,
+		.memory_current = c->have_memstat ? c->memory_current : 0,
+		.pressure_some_avg10 = cgroup_pressure(ctx, c->path),
+	};
+	struct thps_decision d;
+	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	if (!pol) {
-		snprintf(ret->action, sizeof(ret->action), "none");
-		snprintf(ret->reason, sizeof(ret->reason), "no policy matches; observing (waste %" PRIu64 " bytes)", waste);
-		return;
-	}
-	snprintf(ret->policy, sizeof(ret->policy), "%s", pol->name);
-	if (waste == 0 || waste < pol->min_waste) {
-		snprintf(ret->action, sizeof(ret->action), "none");
-		snprintf(ret->reason, sizeof(ret->reason), "waste %" PRIu64 " bytes below min_waste %" PRIu64,
-			 waste, pol->min_waste);
-		return;
-	}
-	if (h->last_action && (uint64_t)(now - h->last_action) < pol->cooldown_sec) {
-		snprintf(ret->action, sizeof(ret->action), "none");
-		snprintf(ret->reason, sizeof(ret->reason), "cooldown: last action %lds ago, cooldown_sec %" PRIu64,
-			 (long)(now - h->last_action), pol->cooldown_sec);
-		return;
-	}
-	ret->amount = pol->max_bytes && waste > pol->max_bytes ? pol->max_bytes : waste;
-	if (!pol->enforce || observe_only) {
+	r = thps_engine_decide(e, c->path, pol, now_usec, &f, &d);
+	if (r < 0)
+		return r;
+	snprintf(ret->policy, sizeof(ret->policy), "%s", d.policy);
+	snprintf(ret->rule, sizeof(ret->rule), "%s", thps_rule_name(d.rule));
+	ret->waste_bytes = f.waste_bytes;
+	ret->lowutil_thps = f.lowutil_thps;
+	if (d.rule == THPS_RULE_OBSERVE) {
+		/* Recorded by the observe actuator: what enforce would have asked. */
 		snprintf(ret->action, sizeof(ret->action), "observe");
-		snprintf(ret->reason, sizeof(ret->reason), "would %s %" PRIu64 " bytes (waste %" PRIu64 " >= min_waste %" PRIu64 "); %s",
-			 pol->action, ret->amount, waste, pol->min_waste,
-			 observe_only ? "observe-only daemon" : "policy mode observe");
-		ret->act = true; /* the observe actuator records it */
-		return;
+		snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
+		ret->amount = MIN(d.reclaimable, pol->max_bytes_per_action ? pol->max_bytes_per_action : UINT64_MAX);
+		ret->act = true;
+		return 0;
 	}
-	snprintf(ret->action, sizeof(ret->action), "%s", pol->action);
-	snprintf(ret->reason, sizeof(ret->reason), "waste %" PRIu64 " >= min_waste %" PRIu64 ": %s %" PRIu64 " bytes",
-		 waste, pol->min_waste, pol->action, ret->amount);
+	if (d.action == THPS_ACT_NONE) {
+		snprintf(ret->action, sizeof(ret->action), "none");
+		snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
+		return 0;
+	}
+	ret->amount = d.bytes;
 	ret->act = true;
+	if (observe_only) {
+		snprintf(ret->action, sizeof(ret->action), "observe");
+		snprintf(ret->reason, sizeof(ret->reason), "observe-only daemon: would %s (%s)",
+			 thps_engine_action_name(d.action), d.why);
+		ret->dry = true;
+		return 0;
+	}
+	snprintf(ret->action, sizeof(ret->action), "%s", thps_engine_action_name(d.action));
+	snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
+	return 0;
+}
+
+void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_decision *d,
+		  const struct dglue_result *res)
+{
+	if (d->act && !d->dry && strcmp(d->action, "observe"))
+		(void)thps_engine_record_result(e, cgroup, res->requested, res->given_back);
 }
 
 int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "daemon-glue.h"
+#include "engine.h"
 #include "http.h"
 #include "log.h"
 #include "manager.h"
@@ -33,7 +34,6 @@
 struct crecord {
 	char *path;
 	bool seen;                        /* in the current pass */
-	struct dglue_history hist;
 	struct dglue_decision last;
 	struct dglue_result last_result;
 	time_t last_time;
@@ -73,14 +73,16 @@ struct manager {
 	struct crecord *rec;
 	size_t n_rec;
 
-	uint64_t decisions[4]; /* act, observe, none, failed */
+	struct thps_engine *engine;
+	struct thps_metrics_count decisions[24]; /* by the engine's rule name, "failed", ... */
+	char decision_names[24][32];
+	size_t n_decisions;
 	uint64_t proc_events, proc_overflows;
 	pid_t pending[PENDING_PIDS_MAX];
 	size_t n_pending;
 	char last_action[160];
 };
 
-static const char *const decision_names[4] = { "act", "observe", "none", "failed" };
 
 static struct crecord *record_get(struct manager *m, const char *path)
 {
@@ -178,6 +180,7 @@ static int write_status(struct manager *m)
 			continue;
 		json_object_object_add(e, "cgroup", json_object_new_string(c->path));
 		json_object_object_add(e, "policy", json_object_new_string(c->last.policy));
+		json_object_object_add(e, "rule", json_object_new_string(c->last.rule));
 		json_object_object_add(e, "action", json_object_new_string(c->last.action));
 		json_object_object_add(e, "reason", json_object_new_string(c->last.reason));
 		json_object_object_add(e, "time", json_object_new_int64(c->last_time));
@@ -185,8 +188,8 @@ static int write_status(struct manager *m)
 		json_object_object_add(e, "given_back_bytes", json_object_new_int64(c->last_result.given_back));
 		if (s) {
 			json_object_object_add(e, "thps", json_object_new_int64(thps_hist_thps(&s->hist)));
-			json_object_object_add(e, "lowutil_thps", json_object_new_int64(s->lowutil_thps));
-			json_object_object_add(e, "waste_bytes", json_object_new_int64(s->waste_bytes));
+			json_object_object_add(e, "lowutil_thps", json_object_new_int64(c->last.lowutil_thps));
+			json_object_object_add(e, "waste_bytes", json_object_new_int64(c->last.waste_bytes));
 			json_object_object_add(e, "partially_mapped_bytes",
 					       json_object_new_int64(s->partial_unmapped_bytes));
 		}
@@ -208,7 +211,6 @@ static int publish(struct manager *m)
 {
 	struct thps_metrics_action *acts = NULL;
 	struct thps_metrics_flag flags[16];
-	struct thps_metrics_count dec[4];
 	_cleanup_free_ char *text = NULL;
 	size_t n_acts = 0;
 	int len, r = 0;
@@ -222,8 +224,6 @@ static int publish(struct manager *m)
 				acts[n_acts] = m->rec[i].act[a];
 				acts[n_acts++].cgroup = m->rec[i].path;
 			}
-	for (size_t i = 0; i < 4; i++)
-		dec[i] = (struct thps_metrics_count){ decision_names[i], m->decisions[i] };
 
 	struct thps_metrics_input in = {
 		.version = PACKAGE_VERSION,
@@ -236,8 +236,8 @@ static int publish(struct manager *m)
 		.policy_last_load_ok = m->policy_last_ok,
 		.actions = acts,
 		.n_actions = n_acts,
-		.decisions = dec,
-		.n_decisions = 4,
+		.decisions = m->decisions,
+		.n_decisions = m->n_decisions,
 		.capabilities = flags,
 		.n_capabilities = dglue_caps_flags(&m->caps, flags, ELEMENTSOF(flags)),
 		.dry_run = m->observe_only,
@@ -274,8 +274,29 @@ static void notify_status(struct manager *m)
 		   m->last_action[0] ? m->last_action : "none");
 }
 
+/* Counts a decision under its name (the engine's rule, or "failed"), for the metrics. */
+static void count_decision(struct manager *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_decisions; i++)
+		if (!strcmp(m->decisions[i].name, name)) {
+			m->decisions[i].value++;
+			return;
+		}
+	if (m->n_decisions < ELEMENTSOF(m->decisions)) {
+		snprintf(m->decision_names[m->n_decisions], sizeof(m->decision_names[0]), "%s", name);
+		m->decisions[m->n_decisions].name = m->decision_names[m->n_decisions];
+		m->decisions[m->n_decisions++].value = 1;
+	}
+}
+
 static void decide_and_act(struct manager *m, time_t now)
 {
+	struct timespec mono;
+	uint64_t now_usec;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	now_usec = (uint64_t)mono.tv_sec * 1000000ULL + mono.tv_nsec / 1000;
+	thps_engine_begin_pass(m->engine);
 	for (size_t i = 0; i < m->scan.n_cgroups; i++) {
 		const struct thps_cgroup_stats *c = &m->scan.cgroups[i];
 		struct dglue_decision d;
@@ -290,19 +311,24 @@ static void decide_and_act(struct manager *m, time_t now)
 		rec = record_get(m, c->path);
 		if (!rec) {
 			log_error("Out of memory recording cgroup '%s'", c->path);
-			return;
+			break;
 		}
 		rec->seen = true;
-		dglue_decide(m->policies, c, &rec->hist, m->observe_only, now, &d);
+		r = dglue_decide(&m->ctx, m->engine, m->policies, &m->scan, c, m->observe_only, now_usec, &d);
+		if (r < 0) {
+			log_warning_errno(r, "cgroup '%s': no decision%s: %m", c->path,
+					  r == -ENOSPC ? " (too many cgroups tracked)" : "");
+			count_decision(m, "failed");
+			continue;
+		}
+		count_decision(m, d.dry ? "observe_only" : d.rule);
 		changed = strcmp(d.action, rec->last.action) || strcmp(d.policy, rec->last.policy);
 		thps_log(d.act || changed ? LOG_INFO : LOG_DEBUG, 0,
 			 "cgroup '%s': policy '%s', THPs %" PRIu64 ", low-util %" PRIu64 ", waste %" PRIu64
 			 " B, partially mapped %" PRIu64 " B → %s: %s",
-			 c->path, d.policy[0] ? d.policy : "-", thps_hist_thps(&c->hist), c->lowutil_thps,
-			 c->waste_bytes, c->partial_unmapped_bytes, d.action, d.reason);
-		if (!d.act) {
-			m->decisions[2]++;
-		} else {
+			 c->path, d.policy, thps_hist_thps(&c->hist), d.lowutil_thps, d.waste_bytes,
+			 c->partial_unmapped_bytes, d.action, d.reason);
+		if (d.act) {
 			a = !strcmp(d.action, "reclaim") ? 1 : !strcmp(d.action, "split") ? 2 : 0;
 			r = dglue_act(&m->ctx, &m->scan, c, &d, &res);
 			rec->act[a].count++;
@@ -310,25 +336,23 @@ static void decide_and_act(struct manager *m, time_t now)
 			rec->act[a].bytes_given_back += res.given_back;
 			if (r < 0) {
 				rec->act[a].failures++;
-				m->decisions[3]++;
+				count_decision(m, "failed");
 				log_warning_errno(r, "cgroup '%s': %s of %" PRIu64 " bytes failed: %m%s%s", c->path,
 						  d.action, d.amount, res.note[0] ? ": " : "", res.note);
-			} else if (a == 0) {
-				m->decisions[1]++;
-			} else {
-				m->decisions[0]++;
-				rec->hist.last_action = now;
-				log_info("cgroup '%s': %s asked %" PRIu64 " bytes, gave back %" PRIu64, c->path,
-					 d.action, res.requested, res.given_back);
+			} else if (a != 0) {
+				log_info("cgroup '%s': %s asked %" PRIu64 " bytes, gave back %" PRIu64 "%s%s",
+					 c->path, d.action, res.requested, res.given_back,
+					 res.note[0] ? ": " : "", res.note);
 				snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB", d.action,
 					 c->path, res.given_back / 1048576.0);
 			}
+			dglue_record(m->engine, c->path, &d, &res);
 		}
-		rec->hist.last_waste_bytes = c->waste_bytes + c->partial_unmapped_bytes;
 		rec->last = d;
 		rec->last_result = res;
 		rec->last_time = now;
 	}
+	thps_engine_end_pass(m->engine);
 }
 
 /* One collection, run either inline (--once) or on the scan thread: it reads only its job. */
@@ -680,6 +704,9 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	r = reload_policies(m, true);
 	if (r < 0)
 		return r;
+	r = dglue_engine_new(&m->engine);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the decision engine: %m");
 
 	r = sd_event_default(&m->event);
 	if (r < 0)
@@ -766,5 +793,6 @@ void manager_free(struct manager *m)
 	free(m->rec);
 	thps_scan_free(&m->scan);
 	dglue_policies_free(m->policies);
+	thps_engine_free(m->engine);
 	free(m);
 }

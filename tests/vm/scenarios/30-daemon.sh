@@ -30,11 +30,15 @@ fi
 vm_set_thp_knob khugepaged/max_ptes_none 409
 
 cat >$D/pol/10-enf.json <<'JEOF'
-{ "name": "enf", "cgroup": "/thps-enf", "mode": "enforce", "action": "reclaim", "min_waste": 1048576, "cooldown_sec": 0 }
+{ "name": "enf", "match": { "cgroup": "/thps-enf" }, "mode": "enforce", "action": "reclaim",
+  "trigger": { "min_waste": "2M" }, "cooldown": "1s",
+  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
 JEOF
 cat >$D/pol/20-obs.json <<'JEOF'
-{ "name": "obs", "cgroup": "/thps-obs", "mode": "observe", "action": "reclaim", "min_waste": 0 }
+{ "name": "obs", "match": { "cgroup": "/thps-obs" }, "mode": "observe", "action": "reclaim",
+  "trigger": { "min_waste": "2M" } }
 JEOF
+chmod 644 $D/pol/*.json
 
 vm_bloat_start thps-obs --mix 8:16 || { vm_fail bloat "observe workload did not start"; exit 0; }
 OBS_PID=$BLOAT_PID OBS_LOG=$BLOAT_LOG
@@ -93,7 +97,7 @@ vm_check metrics-both "both cgroups in /metrics ($(wc -l <$D/m) lines)" [ $ok = 
 vm_check observe-decisions "observe actions recorded for /thps-obs" [ "$(metric thpshrink_actions_total /thps-obs)" -gt 0 ]
 
 # A broken policy at runtime: rejected, the old set stays and keeps working.
-printf '{ "name": "bad", "mode": "always" }\n' >$D/pol/30-bad.json
+printf '{ "name": "bad", "match": { "cgroup": "/thps-enf" }, "mode": "always" }\n' >$D/pol/30-bad.json
 kill -HUP $DPID
 i=0
 until [ "$(metric_plain thpshrink_policy_load_errors_total)" -ge 1 ] || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done
