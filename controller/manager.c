@@ -56,6 +56,7 @@ struct manager {
 	pthread_t thread;
 	struct scan_job *job;    /* the pass in flight, NULL if none */
 	bool again;              /* a pass was asked for while one ran */
+	uint64_t last_pass_end;  /* CLOCK_MONOTONIC usec */
 
 	struct dglue_caps caps;
 	bool observe_only;
@@ -83,6 +84,8 @@ struct manager {
 	char last_action[160];
 };
 
+
+static uint64_t now_mono_usec(void);
 
 static struct crecord *record_get(struct manager *m, const char *path)
 {
@@ -395,6 +398,7 @@ static void pass_finish(struct manager *m, struct scan_job *j)
 	struct timespec ts;
 
 	m->scans++;
+	m->last_pass_end = now_mono_usec();
 	if (j->r < 0) {
 		m->scan_errors++;
 		log_warning_errno(j->r, "Scan incomplete (%s), deciding on what was collected", j->error);
@@ -543,13 +547,29 @@ static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static uint64_t now_mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
+/* A burst of execs makes one pass, EXEC_DEBOUNCE_USEC after the first, and never sooner than
+ * half an interval after the last pass ended: on a busy host (builds, cron) process events
+ * must not turn into back-to-back full scans. */
 static void schedule_prompt(struct manager *m)
 {
 	int enabled = SD_EVENT_OFF;
+	uint64_t now = now_mono_usec(), at = now + EXEC_DEBOUNCE_USEC;
 
 	if (sd_event_source_get_enabled(m->debounce, &enabled) >= 0 && enabled != SD_EVENT_OFF)
 		return;
-	if (sd_event_source_set_time_relative(m->debounce, EXEC_DEBOUNCE_USEC) < 0 ||
+	if (m->job)
+		return; /* the pass in flight re-arms the timer; the next one sees the new process */
+	if (m->last_pass_end + m->o.interval_usec / 2 > at)
+		at = m->last_pass_end + m->o.interval_usec / 2;
+	if (sd_event_source_set_time(m->debounce, at) < 0 ||
 	    sd_event_source_set_enabled(m->debounce, SD_EVENT_ONESHOT) < 0)
 		log_warning("Failed to arm the prompt-scan timer, the next periodic pass will see it");
 }
@@ -673,6 +693,7 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	m->o = *o;
 	m->proc_fd = -1;
 	m->done_fd = -1;
+	m->last_pass_end = now_mono_usec(); /* no prompt pass right behind the first one */
 	*ret = m; /* manager_free() cleans up whatever got built */
 
 	r = thps_geometry_load(ctx, &m->geom);
