@@ -101,5 +101,6 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 int thps_max_ptes_none_get(const struct thps_ctx *ctx, unsigned *ret);
 int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, unsigned value,
 			   unsigned *ret_old);
-/* Returns 0 (ret_value: the value restored), -ENOENT if nothing was saved, or -errno. */
+/* Returns 0 (ret_value: the value restored), -ENOENT if nothing was saved, -EPERM if the saved
+ * file is not a regular file owned by root (or us) and writable only by its owner, or -errno. */
 int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir, unsigned *ret_value);

@@ -1,6 +1,7 @@
 /* The actuator table and what every actuator shares: the amount to ask for, the before/after
  * measurements, and what this kernel can free. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -224,9 +225,17 @@ int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, un
 		return negative_errno();
 	/* Keep the first original: a second --set must not make its own value the one to restore. */
 	if (access(saved, F_OK) < 0) {
-		f = fopen(saved, "wxe");
-		if (!f)
+		/* 0600 whatever the umask: restore refuses a file others may write */
+		int fd = open(saved, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+		if (fd < 0)
 			return negative_errno();
+		f = fdopen(fd, "we");
+		if (!f) {
+			r = negative_errno();
+			close(fd);
+			return r;
+		}
 		if (fprintf(f, "%u\n", old) < 0 || fflush(f) != 0)
 			return -EIO;
 	}
@@ -241,6 +250,21 @@ int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, un
 	return 0;
 }
 
+/* Restoring writes a global kernel knob as root from what this file says: a file that another
+ * user owns or may write (or a symlink to one) is refused, like policies and registrations.
+ * Returns 0, -ENOENT, -EPERM, or -errno. */
+static int saved_trusted(const char *saved)
+{
+	struct stat st;
+
+	if (lstat(saved, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
+	return 0;
+}
+
 int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir, unsigned *ret_value)
 {
 	char path[PATH_MAX], saved[PATH_MAX], num[32];
@@ -248,6 +272,9 @@ int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir
 	int r;
 
 	r = saved_path(state_dir, saved, sizeof(saved));
+	if (r < 0)
+		return r;
+	r = saved_trusted(saved);
 	if (r < 0)
 		return r;
 	r = read_u64_file(saved, &v);

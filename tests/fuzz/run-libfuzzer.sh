@@ -14,7 +14,7 @@ fi
 make -C "$b" --quiet libthpshrink.a
 # Every tests/fuzz/fuzz-NAME.c but the shared helper is a target.
 targets=$(cd "$src/tests/fuzz" && ls fuzz-*.c | sed 's/\.c$//' | grep -v '^fuzz-util$')
-flags=$(make -C "$b" -s --no-print-directory print-fuzz-flags 2>/dev/null || true)
+flags=$(make -C "$b" -s --no-print-directory print-fuzz-flags 2>/dev/null | tail -n 1 || true)
 fail=0
 for t in $targets; do
 	name=${t#fuzz-}
