@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "http.h"
 #include "log.h"
@@ -21,6 +22,17 @@
 #define HTTP_PER_IP_LIMIT 8
 #define HTTP_TIMEOUT_SEC 10
 #define HTTP_MEMORY_LIMIT (32 * 1024) /* request line + headers must fit */
+/* The idle timeout alone lets a client trickle a header byte now and then and hold a slot for
+ * ever (slowloris): a request must be answered within this many seconds of its start (the
+ * connection's, or the previous response's), or the reaper shuts the socket down. */
+#define HTTP_REQUEST_DEADLINE_SEC 10
+#define HTTP_SLOTS (HTTP_CONNECTION_LIMIT + 8)
+
+struct http_conn {
+	int fd;
+	bool used, shut;
+	struct timespec start; /* CLOCK_MONOTONIC */
+};
 
 struct http_server {
 	struct MHD_Daemon *mhd;
@@ -28,7 +40,69 @@ struct http_server {
 	char *text;
 	size_t len;
 	unsigned port;
+	/* under lock: the open connections, for the reaper thread */
+	struct http_conn conns[HTTP_SLOTS];
+	pthread_t reaper;
+	pthread_cond_t wake;
+	bool reaper_running, stopping;
 };
+
+static double elapsed(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since->tv_sec) + (now.tv_nsec - since->tv_nsec) / 1e9;
+}
+
+/* MHD's thread: track each connection's socket from start to close. The fd stays valid while
+ * it is listed: MHD notifies the close before it closes the socket, and both sides hold lock. */
+static void notify(void *cls, struct MHD_Connection *c, void **socket_context,
+		   enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	const union MHD_ConnectionInfo *ci;
+
+	pthread_mutex_lock(&s->lock);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		for (size_t i = 0; ci && i < HTTP_SLOTS; i++)
+			if (!s->conns[i].used) {
+				s->conns[i] = (struct http_conn){ .fd = ci->connect_fd, .used = true };
+				clock_gettime(CLOCK_MONOTONIC, &s->conns[i].start);
+				*socket_context = &s->conns[i];
+				break;
+			}
+	} else if (*socket_context) {
+		((struct http_conn *)*socket_context)->used = false;
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Once a second: shut down the sockets of requests past their deadline. MHD then sees the
+ * connection closed and frees it. shutdown(), not close(): the fd stays MHD's. */
+static void *reaper(void *arg)
+{
+	struct http_server *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_sec += 1;
+		pthread_cond_timedwait(&s->wake, &s->lock, &t);
+		for (size_t i = 0; i < HTTP_SLOTS; i++)
+			if (s->conns[i].used && !s->conns[i].shut &&
+			    elapsed(&s->conns[i].start) > HTTP_REQUEST_DEADLINE_SEC) {
+				shutdown(s->conns[i].fd, SHUT_RDWR);
+				s->conns[i].shut = true;
+			}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
 
 static const char index_html[] =
 	"<html><head><title>thpshrinkd</title></head><body><h1>thpshrinkd</h1>"
@@ -113,6 +187,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	char *copy;
 	size_t len;
 
+	/* The next request on this connection gets its own deadline. */
+	{
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		pthread_mutex_lock(&s->lock);
+		if (ci && ci->socket_context)
+			clock_gettime(CLOCK_MONOTONIC, &((struct http_conn *)ci->socket_context)->start);
+		pthread_mutex_unlock(&s->lock);
+	}
 	/* Headers are complete on the first call: answer right away, never reading a body. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
 		static const char m[] = "Method Not Allowed: only GET and HEAD\n";
@@ -170,6 +252,7 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->wake, NULL);
 
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_POLL;
 	if (listen_fd < 0 && ss.ss_family == AF_INET6)
@@ -178,6 +261,7 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 	if (listen_fd >= 0)
 		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+					  MHD_OPTION_NOTIFY_CONNECTION, notify, s,
 					  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
 					  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
 					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
@@ -187,6 +271,7 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 	else
 		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+					  MHD_OPTION_NOTIFY_CONNECTION, notify, s,
 					  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 					  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
 					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
@@ -195,10 +280,20 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 					  MHD_OPTION_END);
 	if (!s->mhd) {
 		r = errno > 0 ? -errno : -EADDRNOTAVAIL;
+		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
 		return r;
 	}
+	r = -pthread_create(&s->reaper, NULL, reaper, s);
+	if (r < 0) {
+		MHD_stop_daemon(s->mhd);
+		pthread_cond_destroy(&s->wake);
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return r;
+	}
+	s->reaper_running = true;
 	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : 0;
 	*ret = s;
@@ -230,7 +325,16 @@ void http_server_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	/* The reaper first: it must not shut down fds MHD is about to close and reuse. */
+	if (s->reaper_running) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = true;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->reaper, NULL);
+	}
 	MHD_stop_daemon(s->mhd);
+	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s->text);
 	free(s);

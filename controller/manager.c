@@ -6,7 +6,9 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <signal.h>
+#include <linux/netlink.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,7 +515,13 @@ static int reload_policies(struct manager *m, bool at_start)
 	char err[512];
 	int r;
 
-	r = dglue_policies_load(m->o.policy_dir, &p, err, sizeof(err));
+	/* A missing directory at start means "nothing configured"; one that vanishes later is a
+	 * fault (an unmounted volume, a config tool mid-rename): the set in force stays. */
+	if (!at_start && access(m->o.policy_dir, F_OK) < 0 && errno == ENOENT) {
+		r = -ENOENT;
+		snprintf(err, sizeof(err), "'%s' is gone", m->o.policy_dir);
+	} else
+		r = dglue_policies_load(m->o.policy_dir, &p, err, sizeof(err));
 	if (r < 0) {
 		m->policy_errors++;
 		m->policy_last_ok = false;
@@ -581,7 +589,9 @@ static int on_proc(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	char buf[8192] __attribute__((aligned(8)));
 
 	for (int round = 0; round < 64; round++) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct sockaddr_nl from = { 0 };
+		socklen_t fromlen = sizeof(from);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fromlen);
 		int k;
 
 		if (n < 0) {
@@ -598,6 +608,10 @@ static int on_proc(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 			}
 			return log_warning_errno(negative_errno(), "Failed to read process events, ignoring: %m");
 		}
+		/* Only the kernel (port 0) speaks for the proc connector; a local process can unicast
+		 * to our port too. */
+		if (fromlen < sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0)
+			continue;
 		k = thps_proc_events_parse(buf, n, ev, ELEMENTSOF(ev));
 		if (k < 0)
 			continue;
