@@ -48,5 +48,9 @@ int thps_maps_next(FILE *f, struct thps_vma *ret)
 		if (r != 0)
 			return r;
 	}
-	return ferror(f) ? -EIO : 0;
+	/* Keep read()'s errno: maps of a process that exits (or execs) between open and read fails
+	 * with ESRCH, which the walk reports as "gone"; a bare EIO failed the whole scan. */
+	if (ferror(f))
+		return errno > 0 ? -errno : -EIO;
+	return 0;
 }
