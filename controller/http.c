@@ -226,6 +226,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 /* libmicrohttpd's complaints (connection limits hit, malformed requests) are what hostile or
  * broken clients cause: worth a debug line, not the journal at every scrape. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[256];

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "actuator.h"
+#include "scanner/scanner.h"
 #include "fileio.h"
 #include "macro.h"
 
@@ -19,33 +20,11 @@
 #define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 #define PM_PRESENT (UINT64_C(1) << 63)
 
-/* Field 22 of /proc/PID/stat, counted after the last ')' (comm may hold anything). */
+/* The scanner's own parser: the start time compared here is the one it recorded. (A copy
+ * here read field 21, always 0, so no range ever matched and nothing was ever split.) */
 static int read_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
 {
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX], *p;
-	unsigned long long v;
-	int r;
-
-	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid);
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, 4096, &text, NULL);
-	if (r < 0)
-		return r;
-	p = strrchr(text, ')');
-	if (!p)
-		return -EINVAL;
-	/* after ") " come fields 3..: skip 19 of them to reach 22 */
-	for (int field = 3; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -EINVAL;
-	}
-	if (sscanf(p + 1, "%llu", &v) != 1)
-		return -EINVAL;
-	*ret = v;
-	return 0;
+	return thps_proc_starttime(ctx, pid, ret);
 }
 
 static int open_proc(const struct thps_ctx *ctx, const char *rel, char *path, size_t size)

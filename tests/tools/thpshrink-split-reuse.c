@@ -77,6 +77,14 @@ static int split(const struct thps_ctx *ctx, const char *file, const char *cgrou
 	fclose(f);
 	if (thps_geometry_load(ctx, &g) < 0)
 		thps_geometry_default(&g);
+	/* What the actuator's re-check says of each range, for the log. */
+	for (size_t i = 0; i < n; i++) {
+		char why[256] = "";
+		uint32_t used = 0;
+		int k = thps_thp_recheck(ctx, &g, &ranges[i], 0, &used, why, sizeof(why));
+
+		fprintf(stderr, "recheck 0x%" PRIx64 ": %d %s\n", ranges[i].start, k, why);
+	}
 	req = (struct thps_act_request){ .cgroup = cgroup, .geom = &g, .ranges = ranges, .n_ranges = n };
 	r = thps_actuator_split.act(ctx, &req, &res);
 	if (r < 0)

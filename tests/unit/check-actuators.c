@@ -203,7 +203,7 @@ static void fake_thp(uint64_t start, uint64_t pfn, unsigned used)
 	uint64_t e[512], flags = (1ULL << 22) | (1ULL << 15) | (1ULL << 12);
 	char page[4096];
 
-	put("proc/123/stat", "123 (bloat) S) 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
+	put("proc/123/stat", "123 (bloat) S) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
 	for (unsigned i = 0; i < 512; i++)
 		e[i] = (1ULL << 63) | (pfn + i);
 	pwrite_at("proc/123/pagemap", e, sizeof(e), start / 4096 * 8);

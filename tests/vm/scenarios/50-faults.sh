@@ -5,7 +5,7 @@
 #    intact; control: B's own freshly recorded ranges do split where the kernel can.
 #  cgroup-gone: a cgroup whose process exits and which is removed while `thpshrink report`
 #    scans it (slowly, --max-thps-per-sec): the report ends cleanly (exit 0, whole JSON).
-. /tests/vm/lib.sh 2>/dev/null || . "$(dirname "$0")/../lib.sh"
+# (guest-init.sh sources lib.sh before each scenario.)
 
 for p in thpshrink thpshrink-bloat thpshrink-split-reuse; do
 	command -v $p >/dev/null 2>&1 || { vm_fail present "$p is not in the initramfs"; exit 0; }
@@ -40,7 +40,7 @@ else
 	else
 		i=0; while [ ! -s $D/ready-b ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 		before=$(thp_kb $B)
-		thpshrink-split-reuse split $D/ranges-a thps-reuse >$D/split-a.log 2>&1
+		thpshrink-split-reuse split $D/ranges-a thps-reuse >$D/split-a.log 2>$D/split-a.err; echo "# $(grep -m2 recheck $D/split-a.err)"
 		after=$(thp_kb $B)
 		res=$(head -1 $D/split-a.log)
 		echo "# pid $A reused by B; A's ranges: $res; B's AnonHugePages ${before} kB -> ${after} kB"
@@ -50,8 +50,9 @@ else
 		vm_check pid-reuse-data "B's data after the refused splits: $v" [ "${v#VERIFY OK}" != "$v" ]
 		# Control: B's own ranges split (where this kernel lets the split actuator act).
 		thpshrink-split-reuse record $B $D/ranges-b >/dev/null 2>&1
-		thpshrink-split-reuse split $D/ranges-b thps-reuse >$D/split-b.log 2>&1
+		thpshrink-split-reuse split $D/ranges-b thps-reuse >$D/split-b.log 2>$D/split-b.err; cat $D/split-b.err >>$D/split-b.log
 		resb=$(head -1 $D/split-b.log)
+		echo "# $(grep -m3 recheck $D/split-b.log)"
 		if grep -q 'acted=1' $D/split-b.log; then
 			vm_check pid-reuse-control "B's own ranges: $resb" sh -c "! echo '$resb' | grep -q ' split=0 '"
 		else
