@@ -3,7 +3,6 @@
 # THPs; within two scan intervals the daemon gives back >= 95 % of that waste while the data
 # stays intact; thps-obs is never touched; /metrics (busybox wget) shows both; a broken policy
 # dropped in at runtime is rejected and the old set keeps working; SIGTERM exits 0.
-. /tests/vm/lib.sh 2>/dev/null || . "$(dirname "$0")/../lib.sh"
 
 INTERVAL=4
 PORT=9477
