@@ -19,6 +19,8 @@ if ! command -v thpshrinkd >/dev/null 2>&1; then
 fi
 # A kernel without memory.reclaim must run the daemon observe-only and say so.
 mkdir -p $D/pol $D/state
+# /metrics is on loopback; the initramfs does not bring it up.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
 ENF=$(vm_cgroup_new thps-enf) OBS=$(vm_cgroup_new thps-obs)
 if [ ! -e "$ENF/memory.reclaim" ]; then
 	thpshrinkd --once --listen none --policy-dir $D/pol --state-dir $D/state >$D/once.log 2>&1
@@ -51,6 +53,12 @@ until metrics | grep -q '^thpshrink_scans_total [1-9]'; do
 done
 ok=no; metrics | grep -q '^thpshrink_scans_total [1-9]' && ok=yes
 vm_check started "first pass served on :$PORT" [ $ok = yes ]
+if [ $ok != yes ]; then
+	sed 's/^/# daemon: /' $D/daemon.log | tail -20
+	kill $DPID; wait $DPID
+	vm_bloat_stop $OBS_PID
+	exit 0
+fi
 if grep -q 'Sources: none' $D/daemon.log; then
 	vm_skip reclaim "thpshrinkd built without the scanner source (merge branch scanner): no per-cgroup figures"
 	kill $DPID; wait $DPID
@@ -117,4 +125,4 @@ wait $DPID
 rc=$?
 vm_check sigterm "exit status $rc" [ $rc = 0 ]
 vm_bloat_stop $OBS_PID
-grep -E 'cgroup .*/thps-(enf|obs)' $D/daemon.log | tail -6 | sed 's/^/# /'
+grep -E "cgroup '/thps-(enf|obs)'" $D/daemon.log | tail -8 | sed 's/^/# /'
