@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "daemon-glue.h"
 #include "engine.h"
 #include "http.h"
@@ -802,7 +803,14 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	}
 	thps_scan_init(&m->scan, &m->geom);
 
-	dglue_probe(ctx, &m->caps);
+	/* Actuators and the probe need the hierarchy's mount and version; find them once. */
+	r = thps_cgroups_find_mount(&m->ctx);
+	if (r < 0)
+		log_notice("No memory cgroup hierarchy found (%s): figures per cgroup are named by inode, "
+			   "nothing can be acted on", strerror(-r));
+	else
+		log_info("Memory cgroups: cgroup v%d at '%s'", m->ctx.cgroup_version, m->ctx.cgroup_root);
+	dglue_probe(&m->ctx, &m->caps);
 	log_info("Kernel: cgroup2 memory %s, memory.reclaim %s, debugfs split_huge_pages %s, "
 		 "thp_utilization %s, pagemap %s, kpageflags %s",
 		 m->caps.cgroup2_memory ? "yes" : "no", m->caps.memory_reclaim ? "yes" : "no",
