@@ -115,13 +115,23 @@ static struct crecord *record_get(struct manager *m, const char *path)
 	return r;
 }
 
-/* Cgroups gone from this pass leave the records, hence the metrics and status file. */
+/* A cgroup without THPs this pass keeps its record (and its action counters) while its
+ * directory exists; a removed cgroup leaves the records, hence the metrics and status file. */
+static bool cgroup_exists(const struct manager *m, const char *path)
+{
+	char p[PATH_MAX];
+
+	if (!m->ctx.cgroup_root[0] || thps_path(p, sizeof(p), m->ctx.cgroup_root, "%s", path) < 0)
+		return false;
+	return access(p, F_OK) == 0;
+}
+
 static void records_prune(struct manager *m)
 {
 	size_t j = 0;
 
 	for (size_t i = 0; i < m->n_rec; i++) {
-		if (!m->rec[i].seen) {
+		if (!m->rec[i].seen && !cgroup_exists(m, m->rec[i].path)) {
 			free(m->rec[i].path);
 			continue;
 		}

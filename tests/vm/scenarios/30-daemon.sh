@@ -75,7 +75,7 @@ peak=0 given=0
 i=0
 while [ $i -lt $((INTERVAL * 2 * 10 + 100)) ]; do
 	w=$(metric thpshrink_cgroup_waste_bytes /thps-enf)
-	[ "$w" -gt "$peak" ] && peak=$w
+	[ "$w" -gt "$peak" ] && { peak=$w; metrics >$D/m.peak; }
 	given=$(metric thpshrink_given_back_bytes_total /thps-enf)
 	[ "$given" -gt 0 ] && [ "$w" -lt $((peak / 20 + 1)) ] && break
 	sleep 0.1; i=$((i + 1))
@@ -98,9 +98,12 @@ OBS_MEM1=$(vm_mem_current thps-obs)
 ok=no; [ "$(metric thpshrink_requested_bytes_total /thps-obs)" = 0 ] && [ "$OBS_MEM1" -ge $((OBS_MEM0 * 95 / 100)) ] && ok=yes
 vm_check observe-untouched "memory.current $(vm_mib $OBS_MEM0) -> $(vm_mib $OBS_MEM1) MiB, requested $(metric thpshrink_requested_bytes_total /thps-obs)" \
 	[ $ok = yes ]
+# Both cgroups' THPs, as /metrics showed them at the enforce cgroup's peak (its THPs are split
+# afterwards), and the enforce cgroup's actions now.
+ok=no; grep -q 'thpshrink_cgroup_thps{cgroup="/thps-enf"' $D/m.peak && grep -q 'thpshrink_cgroup_thps{cgroup="/thps-obs"' $D/m.peak && ok=yes
 metrics >$D/m
-ok=no; grep -q 'thpshrink_cgroup_thps{cgroup="/thps-enf"' $D/m && grep -q 'thpshrink_cgroup_thps{cgroup="/thps-obs"' $D/m && ok=yes
-vm_check metrics-both "both cgroups in /metrics ($(wc -l <$D/m) lines)" [ $ok = yes ]
+grep -q 'thpshrink_given_back_bytes_total{cgroup="/thps-enf",action="reclaim"}' $D/m || ok=no
+vm_check metrics-both "both cgroups in /metrics ($(wc -l <$D/m.peak) lines at the peak; reclaim counters of /thps-enf now)" [ $ok = yes ]
 vm_check observe-decisions "observe actions recorded for /thps-obs" [ "$(metric thpshrink_actions_total /thps-obs)" -gt 0 ]
 
 # A broken policy at runtime: rejected, the old set stays and keeps working.
