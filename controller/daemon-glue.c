@@ -215,11 +215,18 @@ static double cgroup_pressure(const struct thps_ctx *ctx, const char *cgroup)
 }
 
 int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
-		 const struct thps_scan *scan, const struct thps_cgroup_stats *c, bool observe_only,
-		 uint64_t now_usec, struct dglue_decision *ret)
+		 const struct thps_scan *scan, const struct thps_cgroup_stats *c, const char *container,
+		 const char *policy_name, bool observe_only, uint64_t now_usec, struct dglue_decision *ret)
 {
-	const struct thps_policy *pol = thps_policy_match(p ? p->set : NULL, c->path, NULL);
-	struct thps_figures f = {
+	const struct thps_policy *pol = NULL;
+
+	/* A registration may name its policy (container annotation); an unknown name falls back
+	 * to matching, so a typo in an annotation never escalates anything. */
+	if (policy_name && *policy_name && p)
+		pol = thps_policy_find(p->set, policy_name);
+	if (!pol)
+		pol = thps_policy_match(p ? p->set : NULL, c->path, container);
+	const struct thps_figures f = {
 		.lowutil_thps = thps_hist_lowutil_thps(&c->hist, pol->lowutil_max_bucket),
 		.waste_bytes = thps_hist_lowutil_zero(&c->hist, pol->lowutil_max_bucket) * scan->geom.page_size,
 		.partial_bytes = c->partial_unmapped_bytes,

@@ -58,11 +58,13 @@ int dglue_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
 /* The names of the sources built in, comma separated, for the start-up log. */
 const char *dglue_sources_description(void);
 
-/* Matches c's policy and asks the engine. observe_only turns actions into "observe". now_usec
- * is CLOCK_MONOTONIC. Returns 0 or -errno (-ENOSPC: too many cgroups tracked). */
+/* Matches c's policy (policy_name, from a container registration, first; container is the
+ * registration's name for match.container; both may be NULL) and asks the engine.
+ * observe_only turns actions into "observe". now_usec is CLOCK_MONOTONIC. Returns 0 or -errno
+ * (-ENOSPC: too many cgroups tracked). */
 int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
-		 const struct thps_scan *scan, const struct thps_cgroup_stats *c, bool observe_only,
-		 uint64_t now_usec, struct dglue_decision *ret);
+		 const struct thps_scan *scan, const struct thps_cgroup_stats *c, const char *container,
+		 const char *policy_name, bool observe_only, uint64_t now_usec, struct dglue_decision *ret);
 
 struct dglue_result {
 	uint64_t requested;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "daemon-glue.h"
 #include "engine.h"
 #include "http.h"
@@ -26,6 +27,7 @@
 #include "manager.h"
 #include "metrics.h"
 #include "procev.h"
+#include "registrations.h"
 #include "thp.h"
 
 #define METRICS_MAX (64u << 20)
@@ -59,6 +61,10 @@ struct manager {
 	struct scan_job *job;    /* the pass in flight, NULL if none */
 	bool again;              /* a pass was asked for while one ran */
 	uint64_t last_pass_end;  /* CLOCK_MONOTONIC usec */
+
+	struct thps_registration_list regs; /* containers the OCI hook registered */
+	int regs_fd;                        /* inotify on the registrations dir, -1 if none */
+	sd_event_source *regs_src, *regs_gc;
 
 	struct dglue_caps caps;
 	bool observe_only;
@@ -111,13 +117,23 @@ static struct crecord *record_get(struct manager *m, const char *path)
 	return r;
 }
 
-/* Cgroups gone from this pass leave the records, hence the metrics and status file. */
+/* A cgroup without THPs this pass keeps its record (and its action counters) while its
+ * directory exists; a removed cgroup leaves the records, hence the metrics and status file. */
+static bool cgroup_exists(const struct manager *m, const char *path)
+{
+	char p[PATH_MAX];
+
+	if (!m->ctx.cgroup_root[0] || thps_path(p, sizeof(p), m->ctx.cgroup_root, "%s", path) < 0)
+		return false;
+	return access(p, F_OK) == 0;
+}
+
 static void records_prune(struct manager *m)
 {
 	size_t j = 0;
 
 	for (size_t i = 0; i < m->n_rec; i++) {
-		if (!m->rec[i].seen) {
+		if (!m->rec[i].seen && !cgroup_exists(m, m->rec[i].path)) {
 			free(m->rec[i].path);
 			continue;
 		}
@@ -279,6 +295,95 @@ static void notify_status(struct manager *m)
 		   m->last_action[0] ? m->last_action : "none");
 }
 
+static void reg_error(const char *dir, const char *name, int err, void *userdata)
+{
+	log_warning_errno(err, "Ignoring registration '%s/%s': %m", dir, name);
+}
+
+/* Reloads every registration: simpler than patching the list per event, and the directory
+ * holds one small file per running container. */
+static void regs_reload(struct manager *m)
+{
+	struct thps_registration_list l = { 0 };
+	int r = thps_registrations_load_all(m->o.registrations_dir, reg_error, m, &l);
+
+	if (r < 0) {
+		log_warning_errno(r, "Failed to read the registrations in '%s', keeping %zu: %m",
+				  m->o.registrations_dir, m->regs.n);
+		return;
+	}
+	if ((size_t)r != m->regs.n)
+		log_info("%d container registrations in '%s'", r, m->o.registrations_dir);
+	thps_registration_list_free(&m->regs);
+	m->regs = l;
+}
+
+/* The registration of a cgroup, or NULL. */
+static const struct thps_registration *reg_find(const struct manager *m, const char *cgroup)
+{
+	for (size_t i = 0; i < m->regs.n; i++)
+		if (!strcmp(m->regs.items[i].cgroup, cgroup))
+			return &m->regs.items[i];
+	return NULL;
+}
+
+static int on_regs(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct manager *m = userdata;
+	struct thps_registration_events ev = { 0 };
+	int r = thps_registrations_handle_events(fd, &ev);
+
+	if (r < 0)
+		log_warning_errno(r, "Failed to read registration events, ignoring: %m");
+	else if (r > 0 || ev.rescan)
+		regs_reload(m);
+	thps_registration_events_free(&ev);
+	return 0;
+}
+
+static int on_regs_gc(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	int r = thps_registrations_gc(m->o.registrations_dir, &m->ctx);
+
+	if (r > 0) {
+		log_info("Removed %d registrations of containers that are gone", r);
+		regs_reload(m);
+	}
+	(void)sd_event_source_set_time_relative(s, 60 * 1000000ULL);
+	(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static void setup_registrations(struct manager *m)
+{
+	int r;
+
+	if (!m->o.registrations_dir || !strcmp(m->o.registrations_dir, "none"))
+		return;
+	r = thps_registrations_dir_ensure(m->o.registrations_dir);
+	if (r < 0) {
+		log_warning_errno(r, "Cannot create '%s', container registrations off: %m", m->o.registrations_dir);
+		return;
+	}
+	/* Watch before loading: nothing written in between is missed. */
+	r = thps_registrations_watch(m->o.registrations_dir);
+	if (r < 0)
+		log_warning_errno(r, "Cannot watch '%s', registrations are read every minute only: %m",
+				  m->o.registrations_dir);
+	else {
+		m->regs_fd = r;
+		r = sd_event_add_io(m->event, &m->regs_src, m->regs_fd, EPOLLIN, on_regs, m);
+		if (r < 0)
+			log_warning_errno(r, "Failed to watch registrations, ignoring: %m");
+	}
+	r = sd_event_add_time_relative(m->event, &m->regs_gc, CLOCK_MONOTONIC, 60 * 1000000ULL, 0,
+				       on_regs_gc, m);
+	if (r < 0)
+		log_warning_errno(r, "Failed to add the registration GC timer, ignoring: %m");
+	regs_reload(m);
+}
+
 /* Counts a decision under its name (the engine's rule, or "failed"), for the metrics. */
 static void count_decision(struct manager *m, const char *name)
 {
@@ -319,7 +424,10 @@ static void decide_and_act(struct manager *m, time_t now)
 			break;
 		}
 		rec->seen = true;
-		r = dglue_decide(&m->ctx, m->engine, m->policies, &m->scan, c, m->observe_only, now_usec, &d);
+		const struct thps_registration *reg = reg_find(m, c->path);
+		r = dglue_decide(&m->ctx, m->engine, m->policies, &m->scan, c,
+				 reg ? reg->id : NULL, reg ? reg->policy : NULL,
+				 m->observe_only || (reg && !strcmp(reg->mode, "observe")), now_usec, &d);
 		if (r < 0) {
 			log_warning_errno(r, "cgroup '%s': no decision%s: %m", c->path,
 					  r == -ENOSPC ? " (too many cgroups tracked)" : "");
@@ -707,6 +815,7 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	m->o = *o;
 	m->proc_fd = -1;
 	m->done_fd = -1;
+	m->regs_fd = -1;
 	m->last_pass_end = now_mono_usec(); /* no prompt pass right behind the first one */
 	*ret = m; /* manager_free() cleans up whatever got built */
 
@@ -718,7 +827,14 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	}
 	thps_scan_init(&m->scan, &m->geom);
 
-	dglue_probe(ctx, &m->caps);
+	/* Actuators and the probe need the hierarchy's mount and version; find them once. */
+	r = thps_cgroups_find_mount(&m->ctx);
+	if (r < 0)
+		log_notice("No memory cgroup hierarchy found (%s): figures per cgroup are named by inode, "
+			   "nothing can be acted on", strerror(-r));
+	else
+		log_info("Memory cgroups: cgroup v%d at '%s'", m->ctx.cgroup_version, m->ctx.cgroup_root);
+	dglue_probe(&m->ctx, &m->caps);
 	log_info("Kernel: cgroup2 memory %s, memory.reclaim %s, debugfs split_huge_pages %s, "
 		 "thp_utilization %s, pagemap %s, kpageflags %s",
 		 m->caps.cgroup2_memory ? "yes" : "no", m->caps.memory_reclaim ? "yes" : "no",
@@ -732,9 +848,6 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 		m->observe_only = true;
 		log_notice("Observe-only: %s", m->caps.why);
 	}
-	if (o->registrations_dir && access(o->registrations_dir, F_OK) == 0)
-		log_info("Container registrations in '%s' are not wired into this build yet; "
-			 "cgroups are found by scanning", o->registrations_dir);
 
 	r = reload_policies(m, true);
 	if (r < 0)
@@ -779,6 +892,7 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 		log_info("Watchdog enabled");
 
 	setup_proc_events(m);
+	setup_registrations(m);
 	/* Last: the HTTP thread inherits the blocked signal mask set up by main(). */
 	return setup_http(m);
 }
@@ -823,6 +937,11 @@ void manager_free(struct manager *m)
 	sd_event_unref(m->event);
 	if (m->proc_fd >= 0)
 		close(m->proc_fd);
+	sd_event_source_unref(m->regs_src);
+	sd_event_source_unref(m->regs_gc);
+	if (m->regs_fd >= 0)
+		close(m->regs_fd);
+	thps_registration_list_free(&m->regs);
 	for (size_t i = 0; i < m->n_rec; i++)
 		free(m->rec[i].path);
 	free(m->rec);

@@ -31,7 +31,7 @@ static void help(void)
 	       "  --interval SECONDS         time between passes (default 60)\n"
 	       "  --max-thps-per-sec N       scanner rate budget (default 0 = unlimited)\n"
 	       "  --state-dir DIR            status.json for 'thpshrink explain' (default " RUNSTATEDIR "/thpshrink)\n"
-	       "  --registrations-dir DIR    container registrations (default " RUNSTATEDIR "/thpshrink/containers)\n"
+	       "  --registrations-dir DIR    container registrations (default " RUNSTATEDIR "/thpshrink/containers; none = off)\n"
 	       "  --cgroup PATH              only watch this cgroup subtree (default: all)\n"
 	       "  --once                     one pass, then exit\n"
 	       "  -v, --verbose              log every decision, not only changes\n"

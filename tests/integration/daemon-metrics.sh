@@ -65,7 +65,7 @@ cat > "$T/policies/10-mine.json" <<JEOF
   "trigger": { "min_waste": "2M" }, "cooldown": "1s" }
 JEOF
 chmod 644 "$T/policies/10-mine.json"
-"$D" --cgroup "$CG" --policy-dir "$T/policies" --listen "127.0.0.1:$PORT" --state-dir "$T/state" \
+"$D" --cgroup "$CG" --registrations-dir "$T/regs" --policy-dir "$T/policies" --listen "127.0.0.1:$PORT" --state-dir "$T/state" \
 	--textfile "$T/thpshrink.prom" --interval 1 -v >"$T/daemon.log" 2>&1 &
 DPID=$!
 
