@@ -18,8 +18,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!buf)
 		return 0;
 	memcpy(buf, data, size);
-	(void)thps_proc_events_parse(buf, size, ev, sizeof(ev) / sizeof(ev[0]));
-	(void)thps_proc_events_parse(buf, size, ev, 1);
+	for (size_t max = 1; max <= 64; max *= 64) {
+		int n = thps_proc_events_parse(buf, size, ev, max);
+
+		/* never more than asked, and only well-formed events */
+		if (n > (int)max)
+			abort();
+		for (int i = 0; i < n; i++)
+			if (ev[i].pid <= 0 || (ev[i].type != THPS_PROC_EXEC && ev[i].type != THPS_PROC_EXIT))
+				abort();
+	}
 	free(buf);
 	return 0;
 }
