@@ -228,14 +228,25 @@ int thps_pm_walk(struct thps_pm_walker *w, const struct thps_ctx *ctx, pid_t pid
 	if (r < 0)
 		return r;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gone(negative_errno());
+	if (fd < 0) {
+		r = negative_errno();
+		/* a kernel thread or zombie has no mm: open fails with ESRCH while /proc/PID stays */
+		if (r == -ESRCH && thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid) == 0 &&
+		    access(path, F_OK) == 0)
+			return -ENODATA;
+		return gone(r);
+	}
 	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/maps", (int)pid);
 	if (r < 0)
 		return r;
 	maps = fopen(path, "re");
 	if (!maps)
 		return gone(negative_errno());
+	/* no mappings at all: a kernel thread on kernels that let its pagemap be opened */
+	r = fgetc(maps);
+	if (r == EOF)
+		return ferror(maps) ? -EIO : -ENODATA;
+	ungetc(r, maps);
 
 	while ((r = thps_maps_next(maps, &vma)) > 0) {
 		if (vma.start % w->geom.page_size || vma.end % w->geom.page_size)

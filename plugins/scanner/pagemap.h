@@ -57,7 +57,8 @@ void thps_pm_walker_done(struct thps_pm_walker *w);
 const char *thps_pm_walker_method(const struct thps_pm_walker *w);
 
 /* Walks the private anonymous VMAs of pid under ctx->proc_root.
- * Returns 0, -ESRCH if the process is gone, -EACCES/-EPERM, or a callback's error. */
+ * Returns 0, -ESRCH if the process is gone, -ENODATA if it has no address space (a kernel
+ * thread or a zombie), -EACCES/-EPERM, or a callback's error. */
 int thps_pm_walk(struct thps_pm_walker *w, const struct thps_ctx *ctx, pid_t pid,
 		 const struct thps_pm_visitor *v, void *userdata);
 

@@ -293,6 +293,8 @@ static int scan_pid(struct scanner *s, pid_t pid)
 	case 0:
 		s->scan->summary.procs_scanned++;
 		return 0;
+	case -ENODATA: /* a kernel thread: nothing to scan, nothing skipped */
+		return 0;
 	case -ESRCH: /* exited */
 	case -EFAULT: /* changed under us */
 	case -EPERM:

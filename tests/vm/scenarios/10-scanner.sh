@@ -24,6 +24,9 @@ if scan-dump > "$out" 2>&1; then
 	echo "# $sum"
 	vm_check attribution-a "$la" [ "$la" = "cgroup /scan-a thps 16 partial 2 unmapped_bytes 3375104" ]
 	vm_check attribution-b "$lb" [ "$lb" = "cgroup /scan-b thps 6 partial 0 unmapped_bytes 0" ]
+	# kernel threads have no address space: neither scanned nor skipped
+	sk=$(echo "$sum" | sed -n 's/.* procs_skipped \([0-9]*\) .*/\1/p')
+	vm_check kthreads-not-skipped "procs_skipped=$sk" [ "${sk:-99}" -lt 5 ]
 	m=${sum##* method }
 	case $THPS_KERNEL in
 	k61) vm_check method "$m (6.1 has no PAGEMAP_SCAN)" [ "$m" = pagemap ] ;;
