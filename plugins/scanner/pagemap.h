@@ -10,12 +10,12 @@
 #include "context.h"
 #include "thp.h"
 
-#define THPS_PM_PRESENT (UINT64_C(1) << 63)
-#define THPS_PM_SWAPPED (UINT64_C(1) << 62)
-#define THPS_PM_FILE (UINT64_C(1) << 61) /* file page or shared anonymous */
-#define THPS_PM_UFFD_WP (UINT64_C(1) << 57)
+#define THPS_PM_PRESENT	  (UINT64_C(1) << 63)
+#define THPS_PM_SWAPPED	  (UINT64_C(1) << 62)
+#define THPS_PM_FILE	  (UINT64_C(1) << 61) /* file page or shared anonymous */
+#define THPS_PM_UFFD_WP	  (UINT64_C(1) << 57)
 #define THPS_PM_EXCLUSIVE (UINT64_C(1) << 56)
-#define THPS_PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
+#define THPS_PM_PFN_MASK  ((UINT64_C(1) << 55) - 1)
 
 static inline bool thps_pm_present(uint64_t e)
 {
@@ -43,9 +43,9 @@ struct thps_pm_visitor {
 
 struct thps_pm_walker {
 	struct thps_geometry geom;
-	int scan_state;     /* 1 try PAGEMAP_SCAN, 0 pagemap only */
-	uint64_t *entries;  /* geom.subpages entries */
-	void *regions;      /* PAGEMAP_SCAN output vector */
+	int scan_state;	   /* 1 try PAGEMAP_SCAN, 0 pagemap only */
+	uint64_t *entries; /* geom.subpages entries */
+	void *regions;	   /* PAGEMAP_SCAN output vector */
 	size_t n_regions;
 	uint64_t max_vma_fallback; /* pagemap fallback skips larger VMAs (sparse reservations) */
 };

@@ -42,19 +42,21 @@ static int count(void *ud, pid_t pid, uint64_t addr, uint64_t len, unsigned *ret
 
 int main(int argc, char **argv)
 {
-	struct thps_scan_opts opts = { 0 };
+	struct thps_scan_opts opts = {0};
 	struct thps_reader reader;
 	struct thps_geometry g;
 	struct thps_ctx ctx;
 	uint64_t pid, start, end, rounds = 5, best_bare = UINT64_MAX, best_scan = UINT64_MAX;
 	uint64_t thps = 0, zero = 0, chunk_kib = THPS_READER_CHUNK_DEFAULT / 1024;
-	struct thps_scanner_hooks hooks = { .count = count, .userdata = &reader, .use_pagemap_scan = 1 };
+	struct thps_scanner_hooks hooks = {
+	    .count = count, .userdata = &reader, .use_pagemap_scan = 1};
 	int r;
 
 	if (argc < 4 || parse_u64(argv[1], &pid) < 0 || parse_hex(argv[2], &start) < 0 ||
 	    parse_hex(argv[3], &end) < 0 || end <= start ||
 	    (argc > 4 && (parse_u64(argv[4], &rounds) < 0 || rounds == 0)) ||
-	    (argc > 5 && (parse_u64(argv[5], &chunk_kib) < 0 || chunk_kib == 0 || chunk_kib > 16384))) {
+	    (argc > 5 &&
+	     (parse_u64(argv[5], &chunk_kib) < 0 || chunk_kib == 0 || chunk_kib > 16384))) {
 		fprintf(stderr, "usage: scan-bench PID 0xSTART 0xEND [ROUNDS [CHUNK_KIB]]\n");
 		return 2;
 	}
@@ -89,7 +91,8 @@ int main(int argc, char **argv)
 		r = thps_scanner_collect(&ctx, &opts, &hooks, &scan);
 		t1 = now_ns();
 		if (r < 0 || scan.summary.procs_scanned != 1) {
-			fprintf(stderr, "scan-bench: scanner: %s\n", r < 0 ? strerror(-r) : "process skipped");
+			fprintf(stderr, "scan-bench: scanner: %s\n",
+				r < 0 ? strerror(-r) : "process skipped");
 			thps_scan_free(&scan);
 			return 1;
 		}
@@ -101,14 +104,16 @@ int main(int argc, char **argv)
 	}
 	thps_reader_done(&reader);
 	if (thps * g.thp_size != end - start) {
-		fprintf(stderr, "scan-bench: the scanner found %" PRIu64 " THPs in %" PRIu64
-				" bytes: not all THP-backed\n",
+		fprintf(stderr,
+			"scan-bench: the scanner found %" PRIu64 " THPs in %" PRIu64
+			" bytes: not all THP-backed\n",
 			thps, end - start);
 		return 1;
 	}
 	printf("memory %" PRIu64 " MiB, %" PRIu64 " THPs, %.1f %% zero subpages, chunk %" PRIu64
 	       " KiB, best of %" PRIu64 " rounds\n",
-	       (end - start) >> 20, thps, 100.0 * zero / ((double)thps * g.subpages), chunk_kib, rounds);
+	       (end - start) >> 20, thps, 100.0 * zero / ((double)thps * g.subpages), chunk_kib,
+	       rounds);
 	printf("bare process_vm_readv loop: %6.2f GB/s  %7.1f us/THP\n",
 	       (double)(end - start) / best_bare, best_bare / 1e3 / thps);
 	printf("scanner (full source):      %6.2f GB/s  %7.1f us/THP\n",
