@@ -16,6 +16,7 @@
 #include "maps.h"
 #include "pagemap.h"
 #include "pfnset.h"
+#include "plugin.h"
 #include "scanner.h"
 #include "zero.h"
 
@@ -556,6 +557,34 @@ START_TEST(test_starttime)
 }
 END_TEST
 
+START_TEST(test_probe)
+{
+	const struct thps_source_ops *src = thps_source_find("scanner");
+	struct thps_ctx ctx;
+	char why[512], p[PATH_MAX];
+	FILE *f;
+
+	ck_assert_ptr_eq(src, &thps_source_scanner);
+	fixture_ctx(&ctx, FIX_PROC, "/nonexistent");
+	ck_assert_int_eq(src->probe(&ctx, why, sizeof(why)), 0);
+	ck_assert_msg(strstr(why, "THP geometry") != NULL, "why: %s", why);
+
+	mkdir_p("sys");
+	mkdir_p("sys/kernel");
+	mkdir_p("sys/kernel/mm");
+	mkdir_p("sys/kernel/mm/transparent_hugepage");
+	snprintf(p, sizeof(p), "%s/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", tmpdir);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("2097152\n", f);
+	fclose(f);
+	snprintf(ctx.sys_root, sizeof(ctx.sys_root), "%s/sys", tmpdir);
+	/* the fixture has kpageflags and kpagecgroup but no self/pagemap */
+	ck_assert_int_eq(src->probe(&ctx, why, sizeof(why)), 0);
+	ck_assert_msg(strstr(why, "self/pagemap") != NULL, "why: %s", why);
+}
+END_TEST
+
 static Suite *scanner_suite(void)
 {
 	Suite *s = suite_create("scanner");
@@ -580,6 +609,7 @@ static Suite *scanner_suite(void)
 	tcase_add_test(tt, test_collect_skips_exited);
 	tcase_add_test(tt, test_collect_attribution);
 	tcase_add_test(tt, test_cgroup_map);
+	tcase_add_test(tt, test_probe);
 	suite_add_tcase(s, tt);
 	return s;
 }
