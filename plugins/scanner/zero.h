@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* True if the len bytes at p are all zero. Fast path: 64-byte blocks OR-reduced with
+/* True if the len bytes at p are all zero. Fast path: 256-byte blocks OR-reduced with
  * vector extensions, early exit on the first non-zero block. Any alignment, any len. */
 bool thps_zero_block(const void *p, size_t len);
 /* Byte-by-byte reference of thps_zero_block(), for the tests. */
