@@ -114,6 +114,11 @@ if probe; then
 			k0=$(awk '$1=="kernel_bucket" && $2==0 {print $4}' /tmp/ksrc.out)
 			vm_check debugfs-source-bucket0 "debugfs source: bucket 0 thps=${k0:-none}" \
 				[ "${k0:-0}" -ge 48 ]
+			# ... and as an operator sees it: the kernel column of `thpshrink report`.
+			thpshrink report --source debugfs > /tmp/report.txt 2>&1
+			r0=$(awk '$1=="0-51" && $4=="|" {print $5}' /tmp/report.txt)
+			vm_check report-debugfs-bucket0 "thpshrink report --source debugfs: kernel bucket 0 THPs=${r0:-none}" \
+				[ "${r0:-0}" -ge 48 ]
 			vm_check vmstat-rfc-counters "$(grep -E 'thp_split_(free|unmap)' /tmp/ksrc.out | tr '\n' ' ')" \
 				sh -c "! grep -qE '^vmstat thp_split_(free|unmap) absent' /tmp/ksrc.out"
 			v=$(vm_bloat_verify)
