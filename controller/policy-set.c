@@ -349,6 +349,11 @@ const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 		unsigned key[3];
 		int c = 0;
 
+		if (registration && !strcmp(p->name, registration)) {
+			/* the registration names this policy: the operator's explicit choice */
+			best = p;
+			break;
+		}
 		if (p->n_match_container) {
 			c = container_match(p, registration);
 			if (!c)

@@ -5,8 +5,10 @@
  * File forms: {"policies": [POLICY, ...]} or a single POLICY object.
  * Matching (thps_policy_match): a policy matches when every selector it has matches: its
  * match.cgroup glob (fnmatch with FNM_PATHNAME) against the cgroup path, its match.container
- * names (fnmatch globs) against the registration name the OCI hook recorded. Among matches
- * the most specific wins, compared in this order:
+ * names (fnmatch globs) against the registration name the OCI hook recorded. A registration
+ * that carries the name of a policy (the OCI annotation names one) selects that policy
+ * outright, whatever its selectors say. Otherwise, among matches the most specific wins,
+ * compared in this order:
  *   1. it has a container selector (a registration names its container deliberately);
  *   2. a container selector without glob characters beats one with globs;
  *   3. more literal path components in the cgroup glob ("/a/b/x?" has 2);
@@ -99,8 +101,9 @@ int thps_policy_set_check_unique(const struct thps_policy_set *set,
 struct thps_policy_set *thps_policy_set_new(void);
 void thps_policy_set_free(struct thps_policy_set *set);
 
-/* The most specific policy for a cgroup path ("/system.slice/x.service") and the name its
- * registration carries (NULL when none); never NULL: falls back to the built-in default. */
+/* The policy for a cgroup path ("/system.slice/x.service") and the name its registration
+ * carries (a container name or a policy name; NULL when none), as described at the top.
+ * Never NULL: falls back to the built-in default. */
 const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 					    const char *cgroup_path, const char *registration);
 const struct thps_policy *thps_policy_builtin(void);

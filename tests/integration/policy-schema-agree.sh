@@ -62,6 +62,13 @@ for f in good/*.json; do
 		echo "FAIL: thpshrink rejects good file $f:"; echo "$out"; fail=1
 	fi
 done
+out=$("$THPS" validate good/full.json good/empty-list.json 2>&1)
+if [ "$out" != "good/full.json: 2 policies OK
+good/empty-list.json: 0 policies OK" ]; then
+	echo "FAIL: thpshrink validate output for good files: $out"; fail=1
+fi
+"$THPS" validate good/full.json bad/mode-enum.json >/dev/null 2>&1
+[ $? -eq 1 ] || { echo "FAIL: validate of a good and a bad file must exit 1"; fail=1; }
 for line in $(schema_check good/*.json | sed 's/ /|/g'); do
 	case "$line" in ACCEPT*) ;; *) echo "FAIL: jsonschema: $line" | tr '|' ' '; fail=1 ;; esac
 done
@@ -107,10 +114,10 @@ done
 
 # The shipped examples: each file and the whole directory.
 cd "$top_srcdir/deploy/policies" || exit 1
-for line in $(schema_check *.json | sed 's/ /|/g'); do
+for line in $(schema_check ./*.json | sed 's/ /|/g'); do
 	case "$line" in ACCEPT*) ;; *) echo "FAIL: jsonschema: $line" | tr '|' ' '; fail=1 ;; esac
 done
-if ! out=$("$THPS" validate *.json . 2>&1); then
+if ! out=$("$THPS" validate ./*.json . 2>&1); then
 	echo "FAIL: thpshrink rejects deploy/policies:"; echo "$out"; fail=1
 fi
 echo "$out"

@@ -334,6 +334,9 @@ START_TEST(test_match_specificity)
 	ck_assert_str_eq(MATCH(set, "/kubepods/x/y", "db"), "db-in-k8s");
 	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db"), "(builtin)");
 	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/pod1", "unknown"), "k8s-pod-x");
+	/* a registration naming a policy selects it, selectors or not */
+	ck_assert_str_eq(MATCH(set, "/elsewhere", "k8s-burst"), "k8s-burst");
+	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db-in-k8s"), "db-in-k8s");
 	ck_assert_ptr_nonnull(thps_policy_find(set, "k8s"));
 	ck_assert_ptr_null(thps_policy_find(set, "nope"));
 	thps_policy_set_free(set);
