@@ -23,6 +23,8 @@
 #include <stdio.h>
 
 #include "policy.h"
+#include "scan.h"
+#include "thp.h"
 
 struct thps_engine;
 
@@ -48,6 +50,12 @@ struct thps_figures {
 	uint64_t memory_current;
 	double pressure_some_avg10; /* percent; < 0 when unknown (no guard applies) */
 };
+
+/* Fills figures from a scan's per-cgroup stats with the policy's low-utilization cut (the
+ * scan's own lowutil fields use the scanner's cut, which may differ). psi: memory.pressure
+ * some avg10, or < 0 when unknown. */
+void thps_figures_from_stats(const struct thps_cgroup_stats *st, const struct thps_policy *p,
+			     const struct thps_geometry *g, double psi, struct thps_figures *ret);
 
 enum thps_engine_action { THPS_ACT_NONE, THPS_ACT_RECLAIM, THPS_ACT_SPLIT };
 

@@ -53,6 +53,9 @@ for f in sys.argv[2:]:
 PYEOF
 }
 
+tmpkeys=$(mktemp)
+trap 'rm -f "$tmpkeys"' EXIT
+"$THPS" validate --keys >"$tmpkeys" || { echo "FAIL: validate --keys"; exit 1; }
 cd "$FIX" || exit 1
 n_good=0 n_bad=0 n_conly=0
 
@@ -121,6 +124,12 @@ if ! out=$("$THPS" validate ./*.json . 2>&1); then
 	echo "FAIL: thpshrink rejects deploy/policies:"; echo "$out"; fail=1
 fi
 echo "$out"
+
+# The README's key table is the output of the C table, not a copy that drifts.
+if ! sed -n '/^## Keys/,$p' README.md | sed '1,/^```$/d; /^```$/,$d' | diff -u - "$tmpkeys"; then
+	echo "FAIL: deploy/policies/README.md key table differs from 'thpshrink validate --keys'"
+	fail=1
+fi
 
 echo "checked: $n_good good, $n_bad bad, $n_conly C-only cases, deploy/policies"
 [ $fail -eq 0 ] && echo "PASS: C validator and jsonschema agree"

@@ -401,6 +401,33 @@ START_TEST(test_explain)
 }
 END_TEST
 
+START_TEST(test_figures_from_stats)
+{
+	struct thps_cgroup_stats st = { 0 };
+	struct thps_policy p = pol(THPS_MODE_ENFORCE);
+	struct thps_geometry g;
+	struct thps_figures f;
+
+	thps_geometry_default(&g);
+	thps_hist_add(&st.hist, &g, 0);   /* bucket 0, 512 zero subpages */
+	thps_hist_add(&st.hist, &g, 60);  /* bucket 1, 452 zero */
+	thps_hist_add(&st.hist, &g, 500); /* bucket 9 */
+	st.partial_unmapped_bytes = 3 * MIB;
+	st.have_memstat = true;
+	st.memory_current = 7 * MIB;
+	thps_figures_from_stats(&st, &p, &g, 2.5, &f);
+	ck_assert_uint_eq(f.lowutil_thps, 1);
+	ck_assert_uint_eq(f.waste_bytes, 512 * 4096);
+	ck_assert_uint_eq(f.partial_bytes, 3 * MIB);
+	ck_assert_uint_eq(f.memory_current, 7 * MIB);
+	ck_assert_double_eq(f.pressure_some_avg10, 2.5);
+	p.lowutil_max_bucket = 1; /* lowutil_cut "20%" */
+	thps_figures_from_stats(&st, &p, &g, -1, &f);
+	ck_assert_uint_eq(f.lowutil_thps, 2);
+	ck_assert_uint_eq(f.waste_bytes, (512 + 452) * 4096);
+}
+END_TEST
+
 START_TEST(test_psi_parse)
 {
 	struct thps_psi psi;
@@ -450,6 +477,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_scan_budget);
 	tcase_add_test(tc, test_forget_and_limits);
 	tcase_add_test(tc, test_explain);
+	tcase_add_test(tc, test_figures_from_stats);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("psi");
 	tcase_add_test(tc, test_psi_parse);
