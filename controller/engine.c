@@ -11,10 +11,6 @@
 #define N_BUCKETS 4096
 #define USEC_PER_SEC 1000000ULL
 
-struct sample {
-	uint64_t t;
-	uint64_t lowutil_thps;
-};
 
 struct bucket {
 	double tokens, rate, burst;
@@ -26,7 +22,7 @@ struct cg {
 	struct cg *next;
 	char *path;
 	uint64_t gen;
-	struct sample *hist;
+	struct thps_sample *hist;
 	unsigned hist_n, hist_head;
 	struct thps_decision *dec;
 	unsigned dec_n, dec_head;
@@ -249,9 +245,10 @@ size_t thps_engine_n_cgroups(const struct thps_engine *e)
 	return e->n;
 }
 
-static void hist_push(const struct thps_engine *e, struct cg *c, uint64_t now, uint64_t lowutil)
+static void hist_push(const struct thps_engine *e, struct cg *c, uint64_t now,
+		      const struct thps_figures *f)
 {
-	c->hist[c->hist_head] = (struct sample){ now, lowutil };
+	c->hist[c->hist_head] = (struct thps_sample){ now, *f };
 	c->hist_head = (c->hist_head + 1) % e->cfg.history;
 	if (c->hist_n < e->cfg.history)
 		c->hist_n++;
@@ -265,11 +262,11 @@ static uint64_t hist_growth(const struct thps_engine *e, const struct cg *c, uin
 	uint64_t low = current;
 
 	for (unsigned i = 0; i < c->hist_n; i++) {
-		const struct sample *s =
+		const struct thps_sample *s =
 			&c->hist[(c->hist_head + e->cfg.history - 1 - i) % e->cfg.history];
 		if (now - s->t > window && i > 0)
 			break;
-		low = MIN(low, s->lowutil_thps);
+		low = MIN(low, s->figures.lowutil_thps);
 	}
 	return current - low;
 }
@@ -332,7 +329,7 @@ int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct t
 	if (r < 0)
 		return r;
 	snprintf(d.policy, sizeof(d.policy), "%s", p->name);
-	hist_push(e, c, now, f->lowutil_thps);
+	hist_push(e, c, now, f);
 
 	d.reclaimable = f->waste_bytes;
 	if (p->action == THPS_POLICY_RECLAIM)
@@ -529,6 +526,20 @@ int thps_engine_scan_due(struct thps_engine *e, const char *cgroup, const struct
 	c->scanned = true;
 	c->last_scan = now;
 	return 1;
+}
+
+size_t thps_engine_history(const struct thps_engine *e, const char *cgroup,
+			   struct thps_sample *buf, size_t n)
+{
+	const struct cg *c = cg_find(e, cgroup);
+	size_t k;
+
+	if (!c)
+		return 0;
+	k = MIN(n, (size_t)c->hist_n);
+	for (size_t i = 0; i < k; i++)
+		buf[i] = c->hist[(c->hist_head + e->cfg.history - k + i) % e->cfg.history];
+	return k;
 }
 
 const struct thps_decision *thps_engine_last(const struct thps_engine *e, const char *cgroup)

@@ -51,6 +51,11 @@ struct thps_figures {
 	double pressure_some_avg10; /* percent; < 0 when unknown (no guard applies) */
 };
 
+struct thps_sample {
+	uint64_t t;
+	struct thps_figures figures;
+};
+
 /* Fills figures from a scan's per-cgroup stats with the policy's low-utilization cut (the
  * scan's own lowutil fields use the scanner's cut, which may differ). psi: memory.pressure
  * some avg10, or < 0 when unknown. */
@@ -122,6 +127,9 @@ size_t thps_engine_end_pass(struct thps_engine *e);
 void thps_engine_forget(struct thps_engine *e, const char *cgroup);
 size_t thps_engine_n_cgroups(const struct thps_engine *e);
 
+/* Copies the cgroup's newest min(n, kept) samples, oldest first, into buf. Returns how many. */
+size_t thps_engine_history(const struct thps_engine *e, const char *cgroup,
+			   struct thps_sample *buf, size_t n);
 /* The cgroup's last decision, or NULL. Valid until the next call on the engine. */
 const struct thps_decision *thps_engine_last(const struct thps_engine *e, const char *cgroup);
 /* Writes the cgroup's state and its recent decisions, oldest first. Returns 0 or -ENOENT. */

@@ -499,7 +499,7 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 		    j->num > k->max)
 			return verr(v, j->line, j->col, path,
 				    "expected a percentage from %s to %s, got %s", lo, hi, got);
-		*(double *)field = j->num;
+		memcpy(field, &j->num, sizeof(j->num));
 		return 0;
 	}
 	return 0;

@@ -70,6 +70,12 @@ if [ "$out" != "good/full.json: 2 policies OK
 good/empty-list.json: 0 policies OK" ]; then
 	echo "FAIL: thpshrink validate output for good files: $out"; fail=1
 fi
+out=$("$THPS" validate good/minimal.json good/minimal.json 2>&1)
+[ $? -eq 1 ] || { echo "FAIL: the same policy name in two files given must fail"; fail=1; }
+case "$out" in
+*'good/minimal.json:1:11: name: duplicate policy name "minimal" (first defined at good/minimal.json:1:11)'*) ;;
+*) echo "FAIL: no duplicate-name message across files: $out"; fail=1 ;;
+esac
 "$THPS" validate good/full.json bad/mode-enum.json >/dev/null 2>&1
 [ $? -eq 1 ] || { echo "FAIL: validate of a good and a bad file must exit 1"; fail=1; }
 for line in $(schema_check good/*.json | sed 's/ /|/g'); do

@@ -396,6 +396,17 @@ START_TEST(test_explain)
 				   "      result: asked 102.0M, given back 50.0M\n"),
 		      "got:\n%s", text);
 	ck_assert_ptr_null(strstr(text, "[24.000s]")); /* the ring keeps 16 */
+	{
+		struct thps_sample h[100];
+		ck_assert_uint_eq(thps_engine_history(eng, "/e", h, 100), 41); /* of 64 kept */
+		ck_assert_uint_eq(h[40].t, 40 * SEC);
+		ck_assert_uint_eq(h[40].figures.partial_bytes, 2 * MIB);
+		ck_assert_uint_eq(h[0].figures.waste_bytes, 10 * MIB);
+		ck_assert_uint_eq(thps_engine_history(eng, "/e", h, 2), 2);
+		ck_assert_uint_eq(h[1].t, 40 * SEC);
+		ck_assert_uint_eq(h[0].t, 39 * SEC);
+		ck_assert_uint_eq(thps_engine_history(eng, "/none", h, 2), 0);
+	}
 	free(text);
 	ck_assert_str_eq(thps_rule_name(THPS_RULE_PRESSURE_BACKOFF), "pressure_backoff");
 }
