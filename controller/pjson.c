@@ -217,7 +217,9 @@ static int parse_string(struct parser *p, char **ret)
 		}
 	}
 	buf[n] = 0;
-	*ret = TAKE_PTR(buf);
+	/* give the slack back: a hostile file may hold tens of thousands of strings */
+	*ret = realloc(buf, n + 1) ?: buf;
+	buf = NULL;
 	return 0;
 }
 

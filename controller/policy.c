@@ -505,14 +505,33 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 	return 0;
 }
 
+/* path + "." + key into buf, the key made safe for a terminal and a log line (it is hostile
+ * input): control bytes escaped, long keys shortened. */
+static void join_path(char *buf, size_t size, const char *path, const char *key)
+{
+	size_t n = (size_t)snprintf(buf, size, "%s%s", path, *path ? "." : "");
+
+	for (size_t i = 0; key[i] && n + 8 < size; i++) {
+		unsigned char c = (unsigned char)key[i];
+		if (i >= 64) {
+			n += (size_t)snprintf(buf + n, size - n, "...");
+			break;
+		}
+		if (c < 0x20 || c == 0x7f)
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[MIN(n, size - 1)] = 0;
+}
+
 static void check_duplicates(struct vctx *v, const struct pjson *obj, const char *path)
 {
 	for (size_t i = 1; i < obj->n_items; i++)
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(obj->items[i].key, obj->items[k].key)) {
 				char p[300];
-				snprintf(p, sizeof(p), "%s%s%s", path, *path ? "." : "",
-					 obj->items[i].key);
+				join_path(p, sizeof(p), path, obj->items[i].key);
 				verr(v, obj->items[i].key_line, obj->items[i].key_col, p,
 				     "duplicate key (first at line %u, column %u)",
 				     obj->items[k].key_line, obj->items[k].key_col);
@@ -533,7 +552,7 @@ static void walk_object(struct vctx *v, const struct pjson *obj, const char *pre
 		const struct policy_key *k;
 
 		snprintf(full, sizeof(full), "%s%s%s", prefix, plen ? "." : "", m->key);
-		snprintf(jpath, sizeof(jpath), "%s%s%s", path, *path ? "." : "", m->key);
+		join_path(jpath, sizeof(jpath), path, m->key);
 		k = strlen(m->key) < 64 ? key_find(full) : NULL;
 		if (!k) {
 			char known[512] = "";
@@ -711,10 +730,12 @@ int thps_policy_parse_text(const char *file, const char *text, size_t len,
 	if (list) {
 		check_duplicates(&v, root, "");
 		for (size_t i = 0; i < root->n_items; i++)
-			if (strcmp(root->items[i].key, "policies"))
-				verr(&v, root->items[i].key_line, root->items[i].key_col,
-				     root->items[i].key,
+			if (strcmp(root->items[i].key, "policies")) {
+				char kp[300];
+				join_path(kp, sizeof(kp), "", root->items[i].key);
+				verr(&v, root->items[i].key_line, root->items[i].key_col, kp,
 				     "unknown key; a file is {\"policies\": [...]} or one policy");
+			}
 		if (list->type != PJSON_ARRAY) {
 			char got[96];
 			render(list, got, sizeof(got));
@@ -723,6 +744,11 @@ int thps_policy_parse_text(const char *file, const char *text, size_t len,
 			goto out;
 		}
 		n = list->n_items;
+		if (n > THPS_POLICY_MAX_POLICIES) {
+			verr(&v, list->line, list->col, "policies",
+			     "expected at most %d policies, got %zu", THPS_POLICY_MAX_POLICIES, n);
+			goto out;
+		}
 	} else {
 		n = 1;
 	}

@@ -192,7 +192,12 @@ START_TEST(test_error_values)
 		      NULL);
 	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"pressure_guard\": []}",
 		      "t.json:1:59: pressure_guard: expected an object, got an array", NULL);
-	/* hostile bytes in a value are escaped in the message */
+	/* hostile bytes in keys and values are escaped in the message */
+	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"\\u001b]0;x\\u0007\": 1}",
+		      "t.json:1:41: \\x1b]0;x\\x07: unknown key; expected one of: name, match, mode, "
+		      "lowutil_cut, trigger, action, max_bytes_per_action, max_bytes_per_sec, "
+		      "cooldown, scan_interval, max_thps_per_sec, pressure_guard",
+		      NULL);
 	expect_errors("{\"name\": \"a\\u001b[31m\", \"match\": {\"cgroup\": \"/\"}}",
 		      "t.json:1:10: name: expected a name of 1-64 characters from [A-Za-z0-9_.-], "
 		      "got \"a\\x1b[31m\"",
