@@ -5,7 +5,7 @@ b=${1:-.}
 p=$(cat $(find "$b" -name '*.trs' 2>/dev/null) /dev/null | grep -c '^:test-result: PASS')
 f=$(cat $(find "$b" -name '*.trs' 2>/dev/null) /dev/null | grep -c '^:test-result: \(FAIL\|ERROR\)')
 s=$(cat $(find "$b" -name '*.trs' 2>/dev/null) /dev/null | grep -c '^:test-result: SKIP')
-for r in $(find "$b/tests" -name '*.result' 2>/dev/null); do
+for r in $(find "$b/tests" -maxdepth 3 -name '*.result' 2>/dev/null); do
 	p=$((p + $(grep -c '^PASS ' "$r")))
 	f=$((f + $(grep -c '^FAIL ' "$r")))
 	s=$((s + $(grep -c '^SKIP ' "$r")))

@@ -1,0 +1,40 @@
+#!/bin/sh
+# run-libfuzzer.sh SRCDIR BUILDDIR SECONDS [RESULTFILE] — builds every fuzz target with clang's libFuzzer
+# and ASan+UBSan, and fuzzes each for SECONDS, starting from its committed corpus. A crash is
+# saved as tests/fuzz/corpus/<name>/crash-* (commit it: it becomes a regression test) and fails.
+set -eu
+src=$(cd "$1" && pwd); b=$2; secs=${3:-30}; result=${4:-/dev/null}
+: > "$result"
+command -v clang >/dev/null || { echo "SKIP: clang not installed (Debian package clang)"; exit 77; }
+mkdir -p "$b"; b=$(cd "$b" && pwd)
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
+if [ ! -f "$b/Makefile" ]; then
+	(cd "$b" && "$src/configure" --quiet CC=clang CFLAGS="-O1 $san -fsanitize=fuzzer-no-link")
+fi
+make -C "$b" --quiet libthpshrink.a
+targets=$(sed -n 's/^FUZZ_TARGETS = //p' "$src/mk/fuzz.am")
+flags=$(make -C "$b" -s --no-print-directory print-fuzz-flags 2>/dev/null || true)
+fail=0
+for t in $targets; do
+	name=${t#fuzz-}
+	clang -O1 $san -fsanitize=fuzzer -include "$b/config.h" -I"$src/controller" -I"$src/plugins" \
+		-I"$src/tests/fuzz" $flags "$src/tests/fuzz/$t.c" "$src/tests/fuzz/fuzz-util.c" \
+		"$b/libthpshrink.a" $(pkg-config --libs libcgroup json-c libmnl libsystemd libmicrohttpd) -lm \
+		-o "$b/$t"
+	work=$(mktemp -d)
+	cp "$src/tests/fuzz/corpus/$name/"* "$work/" 2>/dev/null || true
+	echo "fuzzing $name for ${secs}s"
+	if ! (cd "$work" && UBSAN_OPTIONS=halt_on_error=1 "$b/$t" -max_total_time="$secs" \
+		-max_len=65536 -artifact_prefix="$src/tests/fuzz/corpus/$name/" . >"$b/$t.log" 2>&1); then
+		echo "FAIL: $name: finding saved under tests/fuzz/corpus/$name/ (log $b/$t.log)"
+		tail -20 "$b/$t.log"
+		echo "FAIL fuzz.$name see $b/$t.log" >> "$result"
+		fail=1
+	else
+		runs=$(grep -E '^Done [0-9]+ runs' "$b/$t.log" | tail -1)
+		echo "  $runs"
+		echo "PASS fuzz.$name ${secs}s: $runs" >> "$result"
+	fi
+	rm -rf "$work"
+done
+exit $fail
