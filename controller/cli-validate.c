@@ -12,7 +12,8 @@ static void help(void)
 {
 	printf("Usage: thpshrink validate [--keys] [--check-owner] FILE|DIR...\n\n"
 	       "Checks policy files (a directory: every *.json in it, as the daemon loads them).\n"
-	       "Policy names must be unique across the files given, as across a directory. Prints every error as FILE:LINE:COL: PATH: ...\n"
+	       "Policy names must be unique across the files given, as across a directory. Prints "
+	       "every error as FILE:LINE:COL: PATH: ...\n"
 	       "Exit 0 when all are valid, 1 otherwise.\n\n"
 	       "  --keys         list every policy key with its type, range and default\n"
 	       "  --check-owner  also refuse files not owned by root or writable by others\n");
@@ -30,10 +31,10 @@ static void print_errors(struct thps_policy_errors *errs)
 int thps_cli_validate(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "keys", no_argument, NULL, 'k' },
-		{ "check-owner", no_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
+	    {"help", no_argument, NULL, 'h'},
+	    {"keys", no_argument, NULL, 'k'},
+	    {"check-owner", no_argument, NULL, 'o'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct thps_policy_set *all;
 	unsigned flags = 0;
@@ -66,7 +67,7 @@ int thps_cli_validate(int argc, char **argv)
 		return 1;
 	}
 	for (int i = optind; i < argc; i++) {
-		struct thps_policy_errors errs = { 0 };
+		struct thps_policy_errors errs = {0};
 		struct stat st;
 		int r;
 
@@ -86,7 +87,7 @@ int thps_cli_validate(int argc, char **argv)
 		print_errors(&errs);
 	}
 	{
-		struct thps_policy_errors errs = { 0 };
+		struct thps_policy_errors errs = {0};
 		if (thps_policy_set_check_unique(all, &errs) < 0)
 			bad = 1;
 		print_errors(&errs);

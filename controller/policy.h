@@ -21,12 +21,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define THPS_POLICY_NAME_MAX 64
+#define THPS_POLICY_NAME_MAX	   64
 #define THPS_POLICY_MAX_CONTAINERS 32
-#define THPS_POLICY_MAX_FILE (1024 * 1024)
-#define THPS_POLICY_MAX_FILES 1024
-#define THPS_POLICY_MAX_POLICIES 4096
-#define THPS_POLICY_MAX_ERRORS 100
+#define THPS_POLICY_MAX_FILE	   (1024 * 1024)
+#define THPS_POLICY_MAX_FILES	   1024
+#define THPS_POLICY_MAX_POLICIES   4096
+#define THPS_POLICY_MAX_ERRORS	   100
 
 enum thps_policy_mode { THPS_MODE_OBSERVE, THPS_MODE_ENFORCE };
 enum thps_policy_action { THPS_POLICY_RECLAIM, THPS_POLICY_SPLIT };
@@ -34,7 +34,7 @@ enum thps_pressure_response { THPS_PRESSURE_SKIP, THPS_PRESSURE_BACKOFF };
 
 struct thps_policy {
 	char name[THPS_POLICY_NAME_MAX + 1];
-	char *file;         /* where it was defined; NULL for the built-in one */
+	char *file;	    /* where it was defined; NULL for the built-in one */
 	unsigned line, col; /* of the policy object in that file */
 	unsigned name_line, name_col;
 	char json_path[32]; /* of its name: "policies[3].name" or "name" */
@@ -42,9 +42,9 @@ struct thps_policy {
 	char *match_container[THPS_POLICY_MAX_CONTAINERS];
 	size_t n_match_container;
 	enum thps_policy_mode mode;
-	unsigned lowutil_max_bucket;   /* THPs in buckets 0..this are low-utilization */
-	uint64_t trigger_min_waste;    /* bytes; 0 = this trigger is off */
-	uint64_t trigger_growth_thps;  /* 0 = this trigger is off */
+	unsigned lowutil_max_bucket;  /* THPs in buckets 0..this are low-utilization */
+	uint64_t trigger_min_waste;   /* bytes; 0 = this trigger is off */
+	uint64_t trigger_growth_thps; /* 0 = this trigger is off */
 	uint64_t trigger_growth_window_usec;
 	enum thps_policy_action action;
 	uint64_t max_bytes_per_action;
@@ -52,7 +52,7 @@ struct thps_policy {
 	uint64_t cooldown_usec;
 	uint64_t scan_interval_usec;
 	uint64_t max_thps_per_sec;
-	double pressure_some_avg10;    /* percent */
+	double pressure_some_avg10; /* percent */
 	enum thps_pressure_response on_pressure;
 	/* compiled: specificity (see above) and load order */
 	unsigned spec_container, spec_components, spec_prefix;
@@ -113,7 +113,7 @@ const struct thps_policy *thps_policy_find(const struct thps_policy_set *set, co
 void thps_policy_print_keys(FILE *f);
 
 /* Unit parsers shared with the CLI. Return 0 or -EINVAL / -ERANGE. */
-int thps_parse_size(const char *s, uint64_t *ret);      /* "4096", "64K", "64M", "2G", "1T" */
+int thps_parse_size(const char *s, uint64_t *ret);	    /* "4096", "64K", "64M", "2G", "1T" */
 int thps_parse_duration(const char *s, uint64_t *ret_usec); /* "500ms" "30s" "5m" "2h" "1d" */
 void thps_format_size(uint64_t bytes, char *buf, size_t size);
 void thps_format_duration(uint64_t usec, char *buf, size_t size);
