@@ -1,0 +1,377 @@
+/* Loading policy files and directories (all or nothing), and matching cgroups to policies. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "macro.h"
+#include "policy.h"
+
+static int add_error(struct thps_policy_errors *e, const char *fmt, ...) _printf_(2, 3);
+static int add_error(struct thps_policy_errors *e, const char *fmt, ...)
+{
+	va_list ap;
+	char *m, **n;
+
+	if (e->n >= THPS_POLICY_MAX_ERRORS) {
+		e->dropped++;
+		return 0;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	if (!m)
+		return -ENOMEM;
+	n = realloc(e->msgs, (e->n + 1) * sizeof(*n));
+	if (!n) {
+		free(m);
+		return -ENOMEM;
+	}
+	e->msgs = n;
+	e->msgs[e->n++] = m;
+	return 0;
+}
+
+struct thps_policy_set *thps_policy_set_new(void)
+{
+	return calloc(1, sizeof(struct thps_policy_set));
+}
+
+void thps_policy_set_free(struct thps_policy_set *set)
+{
+	if (!set)
+		return;
+	for (size_t i = 0; i < set->n; i++)
+		thps_policy_clear(&set->policies[i]);
+	free(set->policies);
+	free(set);
+}
+
+static void set_freep(struct thps_policy_set **s)
+{
+	thps_policy_set_free(*s);
+}
+
+/* The daemon runs as root and acts on what these files say: a file another user can change
+ * is a way into root's decisions. */
+static int check_owner(const char *path, const struct stat *st, struct thps_policy_errors *errs)
+{
+	if (st->st_uid != 0) {
+		add_error(errs, "%s: refusing to use: owned by uid %u, not root; chown root it",
+			  path, (unsigned)st->st_uid);
+		return -EPERM;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		add_error(errs,
+			  "%s: refusing to use: writable by group or others (mode %04o); "
+			  "chmod go-w it",
+			  path, (unsigned)(st->st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_len)
+{
+	_cleanup_free_ char *buf = malloc(max + 1);
+	size_t len = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, max + 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max)
+			return -EFBIG;
+	}
+	buf[len] = 0;
+	*ret_len = len;
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
+static int load_fd(int fd, const char *path, unsigned flags, struct thps_policy_set *set,
+		   struct thps_policy_errors *errs)
+{
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+	size_t len;
+	int r;
+
+	if (fstat(fd, &st) < 0) {
+		r = negative_errno();
+		add_error(errs, "%s: cannot stat: %s", path, strerror(-r));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		add_error(errs, "%s: not a regular file", path);
+		return -EINVAL;
+	}
+	if (flags & THPS_POLICY_LOAD_CHECK_OWNER) {
+		r = check_owner(path, &st, errs);
+		if (r < 0)
+			return r;
+	}
+	r = read_fd_bounded(fd, THPS_POLICY_MAX_FILE, &text, &len);
+	if (r == -EFBIG) {
+		add_error(errs, "%s: larger than %d bytes", path, THPS_POLICY_MAX_FILE);
+		return r;
+	}
+	if (r < 0) {
+		add_error(errs, "%s: cannot read: %s", path, strerror(-r));
+		return r;
+	}
+	return thps_policy_parse_text(path, text, len, set, errs);
+}
+
+int thps_policy_load_file(const char *path, unsigned flags, struct thps_policy_set *set,
+			  struct thps_policy_errors *errs)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int r;
+
+	if (fd < 0) {
+		r = negative_errno();
+		add_error(errs, "%s: cannot open: %s", path, strerror(-r));
+		return r;
+	}
+	return load_fd(fd, path, flags, set, errs);
+}
+
+int thps_policy_set_check_unique(const struct thps_policy_set *set, struct thps_policy_errors *errs)
+{
+	int r = 0;
+
+	for (size_t i = 1; i < set->n; i++)
+		for (size_t k = 0; k < i; k++) {
+			const struct thps_policy *a = &set->policies[k], *b = &set->policies[i];
+			if (strcmp(a->name, b->name))
+				continue;
+			add_error(errs,
+				  "%s:%u:%u: %s: duplicate policy name \"%s\" (first defined at "
+				  "%s:%u:%u)",
+				  b->file, b->name_line, b->name_col, b->json_path, b->name,
+				  a->file, a->name_line, a->name_col);
+			r = -EINVAL;
+			break;
+		}
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_policy_file(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".json");
+}
+
+int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy_set **ret,
+			     struct thps_policy_errors *errs)
+{
+	_cleanup_(set_freep) struct thps_policy_set *set = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	char **names = NULL;
+	size_t n = 0;
+	struct stat st;
+	int dfd, r = 0, fail = 0;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		r = negative_errno();
+		add_error(errs, "%s: cannot open policy directory: %s", dir, strerror(-r));
+		return r;
+	}
+	d = fdopendir(dfd);
+	if (!d) {
+		r = negative_errno();
+		close(dfd);
+		add_error(errs, "%s: cannot read policy directory: %s", dir, strerror(-r));
+		return r;
+	}
+	if (fstat(dfd, &st) < 0) {
+		r = negative_errno();
+		add_error(errs, "%s: cannot stat: %s", dir, strerror(-r));
+		return r;
+	}
+	if (flags & THPS_POLICY_LOAD_CHECK_OWNER) {
+		r = check_owner(dir, &st, errs);
+		if (r < 0)
+			return r;
+	}
+	set = thps_policy_set_new();
+	if (!set)
+		return -ENOMEM;
+	for (;;) {
+		struct dirent *de;
+		char **nn;
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno) {
+				r = negative_errno();
+				add_error(errs, "%s: cannot read policy directory: %s", dir,
+					  strerror(-r));
+			}
+			break;
+		}
+		if (!is_policy_file(de->d_name))
+			continue;
+		if (n >= THPS_POLICY_MAX_FILES) {
+			add_error(errs, "%s: more than %d policy files", dir,
+				  THPS_POLICY_MAX_FILES);
+			r = -E2BIG;
+			break;
+		}
+		nn = realloc(names, (n + 1) * sizeof(*nn));
+		if (!nn) {
+			r = -ENOMEM;
+			break;
+		}
+		names = nn;
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	if (r == 0) {
+		if (n)
+			qsort(names, n, sizeof(*names), cmp_str);
+		for (size_t i = 0; i < n; i++) {
+			_cleanup_free_ char *path = NULL;
+			_cleanup_close_ int fd = -1;
+			if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			fd = openat(dfd, names[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			if (fd < 0) {
+				fail = negative_errno();
+				add_error(errs, "%s: cannot open: %s", path, strerror(-fail));
+				continue;
+			}
+			/* go on after a bad file: the operator sees every error at once */
+			int k = load_fd(fd, path, flags, set, errs);
+			if (k == -ENOMEM) {
+				r = k;
+				break;
+			}
+			if (k < 0)
+				fail = k;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (r < 0)
+		return r;
+	if (fail < 0)
+		return fail;
+	r = thps_policy_set_check_unique(set, errs);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(set);
+	return 0;
+}
+
+static const struct thps_policy builtin = {
+    .name = "(builtin)",
+    .mode = THPS_MODE_OBSERVE,
+    .lowutil_max_bucket = 0,
+    .trigger_min_waste = 64ULL << 20,
+    .action = THPS_POLICY_RECLAIM,
+    .max_bytes_per_action = 256ULL << 20,
+    .max_bytes_per_sec = 64ULL << 20,
+    .cooldown_usec = 300ULL * 1000000,
+    .scan_interval_usec = 60ULL * 1000000,
+    .max_thps_per_sec = 100000,
+    .pressure_some_avg10 = 10.0,
+    .on_pressure = THPS_PRESSURE_SKIP,
+    .order = SIZE_MAX,
+};
+
+const struct thps_policy *thps_policy_builtin(void)
+{
+	return &builtin;
+}
+
+const struct thps_policy *thps_policy_find(const struct thps_policy_set *set, const char *name)
+{
+	if (!set || !name)
+		return NULL;
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->policies[i].name, name))
+			return &set->policies[i];
+	return NULL;
+}
+
+/* 0: no match; 1: matched by a glob; 2: matched by a literal name (more specific). */
+static int container_match(const struct thps_policy *p, const char *reg)
+{
+	int best = 0;
+
+	if (!reg)
+		return 0;
+	for (size_t i = 0; i < p->n_match_container; i++)
+		if (fnmatch(p->match_container[i], reg, 0) == 0)
+			best = MAX(best, strpbrk(p->match_container[i], "*?") ? 1 : 2);
+	return best;
+}
+
+const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
+					    const char *cgroup_path, const char *registration)
+{
+	const struct thps_policy *best = NULL;
+	unsigned best_key[3] = {0};
+
+	if (!set)
+		return &builtin;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct thps_policy *p = &set->policies[i];
+		unsigned key[3];
+		int c = 0;
+
+		if (registration && !strcmp(p->name, registration)) {
+			/* the registration names this policy: the operator's explicit choice */
+			best = p;
+			break;
+		}
+		if (p->n_match_container) {
+			c = container_match(p, registration);
+			if (!c)
+				continue;
+		}
+		if (p->match_cgroup &&
+		    (!cgroup_path || fnmatch(p->match_cgroup, cgroup_path, FNM_PATHNAME) != 0))
+			continue;
+		key[0] = (unsigned)c;
+		key[1] = p->spec_components;
+		key[2] = p->spec_prefix;
+		/* strictly greater only: on a tie the earlier policy (load order) stays */
+		if (!best || key[0] > best_key[0] ||
+		    (key[0] == best_key[0] &&
+		     (key[1] > best_key[1] || (key[1] == best_key[1] && key[2] > best_key[2])))) {
+			best = p;
+			memcpy(best_key, key, sizeof(key));
+		}
+	}
+	return best ? best : &builtin;
+}

@@ -1,0 +1,875 @@
+/* Policy files → typed IR. The key table below is the single description of the format: it
+ * drives parsing, defaults, range checks, error messages and `thpshrink validate --keys`.
+ * schemas/policy.schema.json mirrors it for other tools; tests/integration/
+ * policy-schema-agree.sh checks the two accept and reject the same corpus. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "pjson.h"
+#include "policy.h"
+
+#define KIB	     1024ULL
+#define MIB	     (1024ULL * KIB)
+#define GIB	     (1024ULL * MIB)
+#define TIB	     (1024ULL * GIB)
+#define USEC_PER_SEC 1000000ULL
+
+enum key_type {
+	K_OBJECT,   /* nested keys follow as "parent.child" */
+	K_NAME,	    /* [A-Za-z0-9_.-]{1,64}, not "." or ".." */
+	K_CGROUP,   /* a glob of an absolute cgroup path */
+	K_NAMES,    /* a registration name glob, or an array of them */
+	K_ENUM,	    /* one of the '|'-separated words in .values */
+	K_CUT,	    /* bucket 0-9, or "N0%" */
+	K_SIZE,	    /* bytes: integer, or "64M" */
+	K_DURATION, /* integer seconds, or "30s" */
+	K_UINT,
+	K_PERCENT, /* a number */
+};
+
+struct policy_key {
+	const char *key;
+	enum key_type type;
+	double min, max; /* in bytes, microseconds or plain units */
+	const char *def; /* default as it would be written in a file; NULL: none */
+	const char *values;
+	unsigned flags;
+	size_t offset;
+	const char *help;
+};
+
+#define REQUIRED (1U << 0)
+#define NEED_ONE (1U << 1) /* object: at least one member */
+#define RESETS	 (1U << 2) /* object: when present, its children's defaults do not apply */
+#define OFF(f)	 offsetof(struct thps_policy, f)
+
+static const struct policy_key keys[] = {
+    {"name", K_NAME, 0, 0, NULL, NULL, REQUIRED, OFF(name),
+     "unique name of the policy; registrations of the OCI hook refer to it"},
+    {"match", K_OBJECT, 0, 0, NULL, NULL, REQUIRED | NEED_ONE, 0,
+     "which cgroups the policy applies to; every selector given must match"},
+    {"match.cgroup", K_CGROUP, 0, 0, NULL, NULL, 0, OFF(match_cgroup),
+     "glob of the cgroup path, e.g. \"/kubepods.slice/*\" ('*' stays within one level)"},
+    {"match.container", K_NAMES, 0, 0, NULL, NULL, 0, OFF(match_container),
+     "name glob or list of them, matched against the OCI hook's registrations"},
+    {"mode", K_ENUM, 0, 0, "observe", "observe|enforce", 0, OFF(mode),
+     "observe: decide and report only; enforce: act"},
+    {"lowutil_cut", K_CUT, 0, 9, "0", NULL, 0, OFF(lowutil_max_bucket),
+     "highest histogram bucket (0-9) counted as low-utilization, or \"10%\"..\"100%\""},
+    {"trigger", K_OBJECT, 0, 0, NULL, NULL, NEED_ONE | RESETS, 0,
+     "when to act; any trigger given fires on its own"},
+    {"trigger.min_waste", K_SIZE, 2 * MIB, TIB, "64M", NULL, 0, OFF(trigger_min_waste),
+     "act when reclaimable bytes (zero subpages of low-util THPs, for reclaim also "
+     "unmapped parts of partially mapped THPs) reach this"},
+    {"trigger.lowutil_growth", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
+     "act when the low-util THP count grew by thps within window"},
+    {"trigger.lowutil_growth.thps", K_UINT, 1, 1e9, NULL, NULL, REQUIRED, OFF(trigger_growth_thps),
+     "growth in THPs"},
+    {"trigger.lowutil_growth.window", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, NULL,
+     NULL, REQUIRED, OFF(trigger_growth_window_usec), "window the growth is measured over"},
+    {"action", K_ENUM, 0, 0, "reclaim", "reclaim|split", 0, OFF(action),
+     "reclaim: write memory.reclaim; split: split the low-util THPs found by the scanner"},
+    {"max_bytes_per_action", K_SIZE, 2 * MIB, TIB, "256M", NULL, 0, OFF(max_bytes_per_action),
+     "most bytes asked for in one action"},
+    {"max_bytes_per_sec", K_SIZE, 1 * MIB, TIB, "64M", NULL, 0, OFF(max_bytes_per_sec),
+     "rate limit of bytes asked for, per cgroup, per second"},
+    {"cooldown", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, "5m", NULL, 0,
+     OFF(cooldown_usec), "least time between two actions on a cgroup"},
+    {"scan_interval", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, "60s", NULL, 0,
+     OFF(scan_interval_usec), "least time between two scans of a cgroup"},
+    {"max_thps_per_sec", K_UINT, 1, 1e7, "100000", NULL, 0, OFF(max_thps_per_sec),
+     "most THPs of this cgroup read per second while scanning"},
+    {"pressure_guard", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
+     "do not add reclaim work while the cgroup is under memory pressure"},
+    {"pressure_guard.memory_some_avg10", K_PERCENT, 0, 100, "10", NULL, 0, OFF(pressure_some_avg10),
+     "limit of memory.pressure 'some avg10', in percent"},
+    {"pressure_guard.on_pressure", K_ENUM, 0, 0, "skip", "skip|backoff", 0, OFF(on_pressure),
+     "skip: skip this pass; backoff: hold off exponentially longer while it lasts"},
+};
+
+static const struct policy_key *key_find(const char *full)
+{
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (!strcmp(keys[i].key, full))
+			return &keys[i];
+	return NULL;
+}
+
+/* ---- units ---- */
+
+int thps_parse_size(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0, mul = 1;
+	size_t n = 0;
+
+	for (; s[n] >= '0' && s[n] <= '9'; n++)
+		v = v * 10 + (uint64_t)(s[n] - '0');
+	if (n == 0 || n > 15)
+		return -EINVAL;
+	switch (s[n]) {
+	case 0:
+		break;
+	case 'K':
+		mul = KIB;
+		break;
+	case 'M':
+		mul = MIB;
+		break;
+	case 'G':
+		mul = GIB;
+		break;
+	case 'T':
+		mul = TIB;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (s[n] && s[n + 1])
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*ret = v * mul;
+	return 0;
+}
+
+int thps_parse_duration(const char *s, uint64_t *ret_usec)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t usec;
+	} units[] = {{"ms", 1000},
+		     {"s", USEC_PER_SEC},
+		     {"m", 60 * USEC_PER_SEC},
+		     {"h", 3600 * USEC_PER_SEC},
+		     {"d", 86400 * USEC_PER_SEC}};
+	uint64_t v = 0;
+	size_t n = 0;
+
+	for (; s[n] >= '0' && s[n] <= '9'; n++)
+		v = v * 10 + (uint64_t)(s[n] - '0');
+	if (n == 0 || n > 9)
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(units); i++)
+		if (!strcmp(s + n, units[i].suffix)) {
+			*ret_usec = v * units[i].usec;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void thps_format_size(uint64_t b, char *buf, size_t size)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (u < 3 && b >= 1024 && b % 1024 == 0) {
+		b /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, size, "%llu", (unsigned long long)b);
+	else
+		snprintf(buf, size, "%llu%c", (unsigned long long)b, units[u]);
+}
+
+void thps_format_duration(uint64_t usec, char *buf, size_t size)
+{
+	if (usec % (86400 * USEC_PER_SEC) == 0 && usec)
+		snprintf(buf, size, "%llud", (unsigned long long)(usec / (86400 * USEC_PER_SEC)));
+	else if (usec % (3600 * USEC_PER_SEC) == 0 && usec)
+		snprintf(buf, size, "%lluh", (unsigned long long)(usec / (3600 * USEC_PER_SEC)));
+	else if (usec % (60 * USEC_PER_SEC) == 0 && usec)
+		snprintf(buf, size, "%llum", (unsigned long long)(usec / (60 * USEC_PER_SEC)));
+	else if (usec % USEC_PER_SEC == 0)
+		snprintf(buf, size, "%llus", (unsigned long long)(usec / USEC_PER_SEC));
+	else
+		snprintf(buf, size, "%llums", (unsigned long long)(usec / 1000));
+}
+
+const char *thps_policy_mode_name(enum thps_policy_mode m)
+{
+	return m == THPS_MODE_ENFORCE ? "enforce" : "observe";
+}
+
+const char *thps_policy_action_name(enum thps_policy_action a)
+{
+	return a == THPS_POLICY_SPLIT ? "split" : "reclaim";
+}
+
+/* ---- errors ---- */
+
+void thps_policy_errors_clear(struct thps_policy_errors *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->msgs[i]);
+	free(e->msgs);
+	*e = (struct thps_policy_errors){0};
+}
+
+static int errors_add(struct thps_policy_errors *e, const char *fmt, ...) _printf_(2, 3);
+static int errors_add(struct thps_policy_errors *e, const char *fmt, ...)
+{
+	va_list ap;
+	char *m, **n;
+	int k;
+
+	if (e->n >= THPS_POLICY_MAX_ERRORS) {
+		e->dropped++;
+		return 0;
+	}
+	va_start(ap, fmt);
+	k = vasprintf(&m, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		return -ENOMEM;
+	n = realloc(e->msgs, (e->n + 1) * sizeof(*n));
+	if (!n) {
+		free(m);
+		return -ENOMEM;
+	}
+	e->msgs = n;
+	e->msgs[e->n++] = m;
+	return 0;
+}
+
+/* ---- validation of one file ---- */
+
+struct vctx {
+	const char *file;
+	struct thps_policy_errors *errs;
+	unsigned nerr;
+	int r; /* -ENOMEM sticks */
+};
+
+static int verr(struct vctx *v, unsigned line, unsigned col, const char *path, const char *fmt, ...)
+    _printf_(5, 6);
+static int verr(struct vctx *v, unsigned line, unsigned col, const char *path, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	v->nerr++;
+	if (errors_add(v->errs, "%s:%u:%u: %s%s%s", v->file, line, col, path, *path ? ": " : "",
+		       msg) < 0)
+		v->r = -ENOMEM;
+	return 0;
+}
+
+/* How a value reads in a message: strings quoted (shortened, non-printables escaped). */
+static void render(const struct pjson *j, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	switch (j->type) {
+	case PJSON_STRING:
+		buf[n++] = '"';
+		for (const unsigned char *s = (const unsigned char *)j->str; *s && n + 8 < size;
+		     s++) {
+			if (n > 48) {
+				n += snprintf(buf + n, size - n, "...");
+				break;
+			}
+			if (*s < 0x20 || *s == 0x7f || *s == '"' || *s == '\\')
+				n += snprintf(buf + n, size - n, "\\x%02x", *s);
+			else
+				buf[n++] = (char)*s;
+		}
+		snprintf(buf + n, size - n, "\"");
+		break;
+	case PJSON_NUMBER:
+		snprintf(buf, size, "%s", j->str);
+		break;
+	case PJSON_BOOL:
+		snprintf(buf, size, "%s", j->b ? "true" : "false");
+		break;
+	case PJSON_NULL:
+		snprintf(buf, size, "null");
+		break;
+	case PJSON_ARRAY:
+		snprintf(buf, size, "an array");
+		break;
+	case PJSON_OBJECT:
+		snprintf(buf, size, "an object");
+		break;
+	}
+}
+
+static bool valid_name(const char *s, size_t max, bool glob)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		char c = s[n];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-' || (glob && (c == '*' || c == '?'))))
+			return false;
+	}
+	return n >= 1 && n <= max && strcmp(s, ".") && strcmp(s, "..");
+}
+
+static size_t utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* An integral JSON number in [min, max]; the schema's "integer" also takes 5.0 and 1e3. */
+static bool int_in(const struct pjson *j, double min, double max, double *ret)
+{
+	if (j->type != PJSON_NUMBER || !isfinite(j->num) || floor(j->num) != j->num)
+		return false;
+	if (j->num < min || j->num > max)
+		return false;
+	*ret = j->num;
+	return true;
+}
+
+static void range_text(const struct policy_key *k, double v, char *buf, size_t size)
+{
+	if (k->type == K_SIZE)
+		thps_format_size((uint64_t)v, buf, size);
+	else if (k->type == K_DURATION)
+		thps_format_duration((uint64_t)v, buf, size);
+	else
+		snprintf(buf, size, "%.15g", v);
+}
+
+static int set_value(struct vctx *v, const struct policy_key *k, const struct pjson *j,
+		     const char *path, struct thps_policy *p)
+{
+	char *field = (char *)p + k->offset;
+	char got[96], lo[32], hi[32];
+	double d;
+	uint64_t u;
+
+	render(j, got, sizeof(got));
+	range_text(k, k->min, lo, sizeof(lo));
+	range_text(k, k->max, hi, sizeof(hi));
+	switch (k->type) {
+	case K_OBJECT:
+		break;
+	case K_NAME:
+		if (j->type != PJSON_STRING || !valid_name(j->str, THPS_POLICY_NAME_MAX, false))
+			return verr(
+			    v, j->line, j->col, path,
+			    "expected a name of 1-%d characters from [A-Za-z0-9_.-], got %s",
+			    THPS_POLICY_NAME_MAX, got);
+		snprintf(p->name, sizeof(p->name), "%s", j->str);
+		p->name_line = j->line;
+		p->name_col = j->col;
+		return 0;
+	case K_CGROUP:
+		if (j->type == PJSON_STRING && utf8_chars(j->str) > 1024)
+			return verr(
+			    v, j->line, j->col, path,
+			    "expected a cgroup path glob of at most 1024 characters, got %zu",
+			    utf8_chars(j->str));
+		if (j->type != PJSON_STRING || j->str[0] != '/')
+			return verr(v, j->line, j->col, path,
+				    "expected a cgroup path glob starting with '/', like "
+				    "\"/system.slice/*.service\", got %s",
+				    got);
+		free(p->match_cgroup);
+		p->match_cgroup = strdup(j->str);
+		if (!p->match_cgroup)
+			v->r = -ENOMEM;
+		return 0;
+	case K_NAMES: {
+		const struct pjson *items = j;
+		size_t n = 1;
+		if (j->type == PJSON_ARRAY) {
+			items = j->items;
+			n = j->n_items;
+			if (n < 1 || n > THPS_POLICY_MAX_CONTAINERS)
+				return verr(v, j->line, j->col, path,
+					    "expected 1 to %d container names, got %zu",
+					    THPS_POLICY_MAX_CONTAINERS, n);
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct pjson *e = &items[i];
+			char ipath[300];
+			if (j->type == PJSON_ARRAY)
+				snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+			else
+				snprintf(ipath, sizeof(ipath), "%s", path);
+			if (e->type != PJSON_STRING || !valid_name(e->str, 128, true)) {
+				render(e, got, sizeof(got));
+				verr(v, e->line, e->col, ipath,
+				     "expected a container name (glob) of 1-128 characters from "
+				     "[A-Za-z0-9_.*?-], got %s",
+				     got);
+				continue;
+			}
+			if (p->n_match_container < THPS_POLICY_MAX_CONTAINERS) {
+				char *c = strdup(e->str);
+				if (!c)
+					v->r = -ENOMEM;
+				else
+					p->match_container[p->n_match_container++] = c;
+			}
+		}
+		return 0;
+	}
+	case K_ENUM: {
+		char want[64], *w, *save = NULL;
+		int idx = 0;
+		snprintf(want, sizeof(want), "%s", k->values);
+		if (j->type == PJSON_STRING)
+			for (w = strtok_r(want, "|", &save); w;
+			     w = strtok_r(NULL, "|", &save), idx++)
+				if (!strcmp(w, j->str)) {
+					*(int *)field = idx;
+					return 0;
+				}
+		char list[96];
+		size_t ln = 0;
+		snprintf(want, sizeof(want), "%s", k->values);
+		save = NULL;
+		for (w = strtok_r(want, "|", &save); w; w = strtok_r(NULL, "|", &save))
+			ln += snprintf(list + ln, sizeof(list) - ln, "%s\"%s\"", ln ? ", " : "", w);
+		return verr(v, j->line, j->col, path, "expected one of %s, got %s", list, got);
+	}
+	case K_CUT:
+		if (int_in(j, k->min, k->max, &d)) {
+			*(unsigned *)field = (unsigned)d;
+			return 0;
+		}
+		if (j->type == PJSON_STRING) {
+			/* "N0%": a tenth of the subpages per bucket, so "10%" is bucket 0 */
+			static const char *const pct[] = {"10%", "20%", "30%", "40%", "50%",
+							  "60%", "70%", "80%", "90%", "100%"};
+			for (unsigned b = 0; b < ELEMENTSOF(pct); b++)
+				if (!strcmp(j->str, pct[b])) {
+					*(unsigned *)field = b;
+					return 0;
+				}
+		}
+		return verr(v, j->line, j->col, path,
+			    "expected a bucket from 0 to 9 or a percentage \"10%%\", \"20%%\" .. "
+			    "\"100%%\", got %s",
+			    got);
+	case K_SIZE:
+		if (j->type == PJSON_STRING) {
+			int r = thps_parse_size(j->str, &u);
+			if (r == -ERANGE)
+				return verr(v, j->line, j->col, path,
+					    "expected a size from %s to %s, got %s", lo, hi, got);
+			if (r < 0)
+				return verr(v, j->line, j->col, path,
+					    "expected a size like \"64M\", got %s", got);
+		} else if (j->type == PJSON_NUMBER && int_in(j, 0, 1e18, &d)) {
+			u = (uint64_t)d;
+		} else {
+			return verr(v, j->line, j->col, path,
+				    "expected a size like \"64M\" or an integer of bytes, got %s",
+				    got);
+		}
+		if (u < k->min || u > k->max)
+			return verr(v, j->line, j->col, path,
+				    "expected a size from %s to %s, got %s", lo, hi, got);
+		*(uint64_t *)field = u;
+		return 0;
+	case K_DURATION:
+		if (j->type == PJSON_STRING) {
+			if (thps_parse_duration(j->str, &u) < 0)
+				return verr(v, j->line, j->col, path,
+					    "expected a duration like \"30s\" or \"5m\" (ms, s, m, "
+					    "h, d), got %s",
+					    got);
+		} else if (j->type == PJSON_NUMBER && int_in(j, 0, 1e12, &d)) {
+			u = (uint64_t)d * USEC_PER_SEC;
+		} else {
+			return verr(v, j->line, j->col, path,
+				    "expected a duration like \"30s\" or an integer of seconds, "
+				    "got %s",
+				    got);
+		}
+		if (u < k->min || u > k->max)
+			return verr(v, j->line, j->col, path,
+				    "expected a duration from %s to %s, got %s", lo, hi, got);
+		*(uint64_t *)field = u;
+		return 0;
+	case K_UINT:
+		if (!int_in(j, k->min, k->max, &d))
+			return verr(v, j->line, j->col, path,
+				    "expected an integer from %s to %s, got %s", lo, hi, got);
+		*(uint64_t *)field = (uint64_t)d;
+		return 0;
+	case K_PERCENT:
+		if (j->type != PJSON_NUMBER || !isfinite(j->num) || j->num < k->min ||
+		    j->num > k->max)
+			return verr(v, j->line, j->col, path,
+				    "expected a percentage from %s to %s, got %s", lo, hi, got);
+		memcpy(field, &j->num, sizeof(j->num));
+		return 0;
+	}
+	return 0;
+}
+
+/* path + "." + key into buf, the key made safe for a terminal and a log line (it is hostile
+ * input): control bytes escaped, long keys shortened. */
+static void join_path(char *buf, size_t size, const char *path, const char *key)
+{
+	size_t n = (size_t)snprintf(buf, size, "%s%s", path, *path ? "." : "");
+
+	for (size_t i = 0; key[i] && n + 8 < size; i++) {
+		unsigned char c = (unsigned char)key[i];
+		if (i >= 64) {
+			n += (size_t)snprintf(buf + n, size - n, "...");
+			break;
+		}
+		if (c < 0x20 || c == 0x7f)
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[MIN(n, size - 1)] = 0;
+}
+
+static void check_duplicates(struct vctx *v, const struct pjson *obj, const char *path)
+{
+	for (size_t i = 1; i < obj->n_items; i++)
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(obj->items[i].key, obj->items[k].key)) {
+				char p[300];
+				join_path(p, sizeof(p), path, obj->items[i].key);
+				verr(v, obj->items[i].key_line, obj->items[i].key_col, p,
+				     "duplicate key (first at line %u, column %u)",
+				     obj->items[k].key_line, obj->items[k].key_col);
+				break;
+			}
+}
+
+/* prefix: the table path of obj ("" for the policy itself, "trigger"...); path: JSON path. */
+static void walk_object(struct vctx *v, const struct pjson *obj, const char *prefix,
+			const char *path, struct thps_policy *p)
+{
+	size_t plen = strlen(prefix);
+
+	check_duplicates(v, obj, path);
+	for (size_t i = 0; i < obj->n_items; i++) {
+		const struct pjson *m = &obj->items[i];
+		char full[128], jpath[300];
+		const struct policy_key *k;
+
+		snprintf(full, sizeof(full), "%s%s%s", prefix, plen ? "." : "", m->key);
+		join_path(jpath, sizeof(jpath), path, m->key);
+		k = strlen(m->key) < 64 ? key_find(full) : NULL;
+		if (!k) {
+			char known[512] = "";
+			size_t n = 0;
+			for (size_t t = 0; t < ELEMENTSOF(keys); t++) {
+				const char *kk = keys[t].key;
+				if (strncmp(kk, prefix, plen) || (plen && kk[plen] != '.'))
+					continue;
+				kk += plen + !!plen;
+				if (strchr(kk, '.'))
+					continue;
+				n += snprintf(known + n, sizeof(known) - n, "%s%s", n ? ", " : "",
+					      kk);
+			}
+			verr(v, m->key_line, m->key_col, jpath, "unknown key; expected one of: %s",
+			     known);
+			continue;
+		}
+		if (i > 0 && pjson_get(obj, m->key) != m)
+			continue; /* duplicate, reported above */
+		if (k->type != K_OBJECT) {
+			set_value(v, k, m, jpath, p);
+			continue;
+		}
+		if (m->type != PJSON_OBJECT) {
+			char got[96];
+			render(m, got, sizeof(got));
+			verr(v, m->line, m->col, jpath, "expected an object, got %s", got);
+			continue;
+		}
+		if ((k->flags & NEED_ONE) && m->n_items == 0)
+			verr(v, m->line, m->col, jpath, "expected at least one key in this object");
+		if (k->flags & RESETS) {
+			/* a trigger object lists exactly the triggers that are on */
+			p->trigger_min_waste = 0;
+			p->trigger_growth_thps = 0;
+			p->trigger_growth_window_usec = 0;
+		}
+		walk_object(v, m, full, jpath, p);
+	}
+	/* required children of this object */
+	for (size_t t = 0; t < ELEMENTSOF(keys); t++) {
+		const char *kk = keys[t].key;
+		if (!(keys[t].flags & REQUIRED) || strncmp(kk, prefix, plen) ||
+		    (plen && kk[plen] != '.'))
+			continue;
+		kk += plen + !!plen;
+		if (strchr(kk, '.') || pjson_get(obj, kk))
+			continue;
+		verr(v, obj->line, obj->col, path, "missing required key \"%s\"", kk);
+	}
+}
+
+static void policy_clear(struct thps_policy *p)
+{
+	free(p->file);
+	free(p->match_cgroup);
+	for (size_t i = 0; i < p->n_match_container; i++)
+		free(p->match_container[i]);
+	memset(p, 0, sizeof(*p));
+}
+
+static void apply_defaults(struct thps_policy *p)
+{
+	struct thps_policy_errors none = {0};
+	struct vctx v = {.file = "(defaults)", .errs = &none};
+
+	for (size_t t = 0; t < ELEMENTSOF(keys); t++) {
+		struct pjson j = {.line = 0};
+		char *end;
+		if (!keys[t].def)
+			continue;
+		if ((keys[t].def[0] >= '0' && keys[t].def[0] <= '9') &&
+		    (keys[t].type == K_UINT || keys[t].type == K_CUT ||
+		     keys[t].type == K_PERCENT)) {
+			j.type = PJSON_NUMBER;
+			j.num = strtod(keys[t].def, &end);
+			j.str = (char *)keys[t].def;
+		} else {
+			j.type = PJSON_STRING;
+			j.str = (char *)keys[t].def;
+		}
+		set_value(&v, &keys[t], &j, keys[t].key, p);
+	}
+	/* the table's defaults are valid by construction; check-policy tests that */
+	thps_policy_errors_clear(&none);
+}
+
+static void compile(struct thps_policy *p)
+{
+	const char *g = p->match_cgroup;
+
+	p->spec_components = p->spec_prefix = 0;
+	if (!g)
+		return;
+	p->spec_prefix = (unsigned)strcspn(g, "*?[\\");
+	for (const char *c = g; *c;) {
+		size_t n;
+		while (*c == '/')
+			c++;
+		n = strcspn(c, "/");
+		if (n == 0)
+			break;
+		bool lit = true;
+		for (size_t i = 0; i < n; i++)
+			if (strchr("*?[\\", c[i]))
+				lit = false;
+		p->spec_components += lit;
+		c += n;
+	}
+}
+
+static int set_append(struct thps_policy_set *set, struct thps_policy *p)
+{
+	struct thps_policy *n;
+
+	if (set->n >= THPS_POLICY_MAX_POLICIES)
+		return -E2BIG;
+	n = realloc(set->policies, (set->n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	set->policies = n;
+	p->order = set->n;
+	set->policies[set->n++] = *p;
+	memset(p, 0, sizeof(*p));
+	return 0;
+}
+
+/* Messages of one file read best in file order; the walk finds some (duplicates, missing
+ * keys) out of order. Sorts msgs[from..] by the line:col after the file name. */
+static void sort_by_position(struct thps_policy_errors *errs, size_t from, const char *file)
+{
+	size_t fl = strlen(file);
+
+	for (size_t i = from + 1; i < errs->n; i++)
+		for (size_t k = i; k > from; k--) {
+			unsigned l1 = 0, c1 = 0, l2 = 0, c2 = 0;
+			char *a = errs->msgs[k - 1], *b = errs->msgs[k];
+			if (sscanf(a + fl, ":%u:%u", &l1, &c1) != 2 ||
+			    sscanf(b + fl, ":%u:%u", &l2, &c2) != 2)
+				break;
+			if (l1 < l2 || (l1 == l2 && c1 <= c2))
+				break;
+			errs->msgs[k - 1] = b;
+			errs->msgs[k] = a;
+		}
+}
+
+int thps_policy_parse_text(const char *file, const char *text, size_t len,
+			   struct thps_policy_set *set, struct thps_policy_errors *errs)
+{
+	size_t first_err = errs->n;
+	struct vctx v = {.file = file, .errs = errs};
+	struct pjson *root = NULL;
+	const struct pjson *list = NULL;
+	struct thps_policy *ps = NULL;
+	size_t n = 0, old_n = set->n;
+	char msg[256];
+	unsigned line = 0, col = 0;
+	int r;
+
+	r = pjson_parse(text, len, &root, msg, sizeof(msg), &line, &col);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		verr(&v, line, col, "", "%s", msg);
+		return v.r < 0 ? v.r : -EINVAL;
+	}
+	if (root->type != PJSON_OBJECT) {
+		char got[96];
+		render(root, got, sizeof(got));
+		verr(&v, root->line, root->col, "",
+		     "expected an object {\"policies\": [...]} or a single policy, got %s", got);
+		goto out;
+	}
+	list = pjson_get(root, "policies");
+	if (list) {
+		check_duplicates(&v, root, "");
+		for (size_t i = 0; i < root->n_items; i++)
+			if (strcmp(root->items[i].key, "policies")) {
+				char kp[300];
+				join_path(kp, sizeof(kp), "", root->items[i].key);
+				verr(&v, root->items[i].key_line, root->items[i].key_col, kp,
+				     "unknown key; a file is {\"policies\": [...]} or one policy");
+			}
+		if (list->type != PJSON_ARRAY) {
+			char got[96];
+			render(list, got, sizeof(got));
+			verr(&v, list->line, list->col, "policies",
+			     "expected an array of policies, got %s", got);
+			goto out;
+		}
+		n = list->n_items;
+		if (n > THPS_POLICY_MAX_POLICIES) {
+			verr(&v, list->line, list->col, "policies",
+			     "expected at most %d policies, got %zu", THPS_POLICY_MAX_POLICIES, n);
+			goto out;
+		}
+	} else {
+		n = 1;
+	}
+	ps = calloc(n ? n : 1, sizeof(*ps));
+	if (!ps) {
+		v.r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct pjson *o = list ? &list->items[i] : root;
+		char path[32] = "";
+		if (list)
+			snprintf(path, sizeof(path), "policies[%zu]", i);
+		apply_defaults(&ps[i]);
+		if (o->type != PJSON_OBJECT) {
+			char got[96];
+			render(o, got, sizeof(got));
+			verr(&v, o->line, o->col, path, "expected a policy object, got %s", got);
+			continue;
+		}
+		ps[i].line = o->line;
+		ps[i].col = o->col;
+		snprintf(ps[i].json_path, sizeof(ps[i].json_path), "%s%sname", path,
+			 *path ? "." : "");
+		walk_object(&v, o, "", path, &ps[i]);
+		for (size_t k = 0; k < i; k++)
+			if (ps[i].name[0] && !strcmp(ps[k].name, ps[i].name)) {
+				const struct pjson *nm = pjson_get(o, "name");
+				char npath[48];
+				snprintf(npath, sizeof(npath), "%s.name", path);
+				verr(&v, nm->line, nm->col, npath,
+				     "duplicate policy name \"%s\" (first at line %u, column %u)",
+				     ps[i].name, ps[k].line, ps[k].col);
+				break;
+			}
+	}
+	if (v.nerr == 0 && v.r == 0) {
+		for (size_t i = 0; i < n && v.r == 0; i++) {
+			ps[i].file = strdup(file);
+			if (!ps[i].file) {
+				v.r = -ENOMEM;
+				break;
+			}
+			compile(&ps[i]);
+			r = set_append(set, &ps[i]);
+			if (r < 0) {
+				if (r == -E2BIG)
+					verr(&v, ps[i].line, ps[i].col, "",
+					     "more than %d policies in all",
+					     THPS_POLICY_MAX_POLICIES);
+				else
+					v.r = r;
+			}
+		}
+		if (v.r < 0 || v.nerr) {
+			while (set->n > old_n)
+				policy_clear(&set->policies[--set->n]);
+		}
+	}
+out:
+	if (ps)
+		for (size_t i = 0; i < n; i++)
+			policy_clear(&ps[i]);
+	free(ps);
+	pjson_free(root);
+	sort_by_position(errs, first_err, file);
+	if (v.r < 0)
+		return v.r;
+	return v.nerr ? -EINVAL : (int)n;
+}
+
+void thps_policy_print_keys(FILE *f)
+{
+	static const char *const types[] = {
+	    [K_OBJECT] = "object",   [K_NAME] = "name",		[K_CGROUP] = "glob",
+	    [K_NAMES] = "glob(s)",   [K_ENUM] = "enum",		[K_CUT] = "bucket|percent",
+	    [K_SIZE] = "size",	     [K_DURATION] = "duration", [K_UINT] = "integer",
+	    [K_PERCENT] = "percent",
+	};
+
+	for (size_t t = 0; t < ELEMENTSOF(keys); t++) {
+		const struct policy_key *k = &keys[t];
+		char lo[32], hi[32];
+
+		fprintf(f, "%-34s %-14s", k->key, types[k->type]);
+		if (k->type == K_ENUM)
+			fprintf(f, " %s", k->values);
+		else if (k->min < k->max) {
+			range_text(k, k->min, lo, sizeof(lo));
+			range_text(k, k->max, hi, sizeof(hi));
+			fprintf(f, " %s..%s", lo, hi);
+		}
+		if (k->def)
+			fprintf(f, " (default %s)", k->def);
+		if (k->flags & REQUIRED)
+			fprintf(f, " (required)");
+		fprintf(f, "\n    %s\n", k->help);
+	}
+}
+
+void thps_policy_init_defaults(struct thps_policy *p)
+{
+	apply_defaults(p);
+}
+
+void thps_policy_clear(struct thps_policy *p)
+{
+	policy_clear(p);
+}

@@ -1,0 +1,126 @@
+/* Per-cgroup policies: JSON files under policies.d → typed IR (struct thps_policy) → a
+ * compiled set that the daemon matches cgroups against. One table (policy.c, thps_policy_keys)
+ * drives validation, defaults, ranges and the docs (`thpshrink validate --keys`).
+ *
+ * File forms: {"policies": [POLICY, ...]} or a single POLICY object.
+ * Matching (thps_policy_match): a policy matches when every selector it has matches: its
+ * match.cgroup glob (fnmatch with FNM_PATHNAME) against the cgroup path, its match.container
+ * names (fnmatch globs) against the registration name the OCI hook recorded. A registration
+ * that carries the name of a policy (the OCI annotation names one) selects that policy
+ * outright, whatever its selectors say. Otherwise, among matches the most specific wins,
+ * compared in this order:
+ *   1. it has a container selector (a registration names its container deliberately);
+ *   2. a container selector without glob characters beats one with globs;
+ *   3. more literal path components in the cgroup glob ("/a/b/x?" has 2);
+ *   4. a longer literal prefix of the cgroup glob (before the first glob character);
+ *   5. first in load order (file names in byte order, then position in the file).
+ * When nothing matches, the built-in policy "(builtin)" applies: it observes only. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define THPS_POLICY_NAME_MAX	   64
+#define THPS_POLICY_MAX_CONTAINERS 32
+#define THPS_POLICY_MAX_FILE	   (1024 * 1024)
+#define THPS_POLICY_MAX_FILES	   1024
+#define THPS_POLICY_MAX_POLICIES   4096
+#define THPS_POLICY_MAX_ERRORS	   100
+
+enum thps_policy_mode { THPS_MODE_OBSERVE, THPS_MODE_ENFORCE };
+enum thps_policy_action { THPS_POLICY_RECLAIM, THPS_POLICY_SPLIT };
+enum thps_pressure_response { THPS_PRESSURE_SKIP, THPS_PRESSURE_BACKOFF };
+
+struct thps_policy {
+	char name[THPS_POLICY_NAME_MAX + 1];
+	char *file;	    /* where it was defined; NULL for the built-in one */
+	unsigned line, col; /* of the policy object in that file */
+	unsigned name_line, name_col;
+	char json_path[32]; /* of its name: "policies[3].name" or "name" */
+	char *match_cgroup; /* glob or NULL */
+	char *match_container[THPS_POLICY_MAX_CONTAINERS];
+	size_t n_match_container;
+	enum thps_policy_mode mode;
+	unsigned lowutil_max_bucket;  /* THPs in buckets 0..this are low-utilization */
+	uint64_t trigger_min_waste;   /* bytes; 0 = this trigger is off */
+	uint64_t trigger_growth_thps; /* 0 = this trigger is off */
+	uint64_t trigger_growth_window_usec;
+	enum thps_policy_action action;
+	uint64_t max_bytes_per_action;
+	uint64_t max_bytes_per_sec;
+	uint64_t cooldown_usec;
+	uint64_t scan_interval_usec;
+	uint64_t max_thps_per_sec;
+	double pressure_some_avg10; /* percent */
+	enum thps_pressure_response on_pressure;
+	/* compiled: specificity (see above) and load order */
+	unsigned spec_container, spec_components, spec_prefix;
+	size_t order;
+};
+
+struct thps_policy_set {
+	struct thps_policy *policies;
+	size_t n;
+};
+
+/* Error messages, each "FILE:LINE:COL: PATH: what was expected, got what". */
+struct thps_policy_errors {
+	char **msgs;
+	size_t n;
+	size_t dropped; /* beyond THPS_POLICY_MAX_ERRORS per load */
+};
+void thps_policy_errors_clear(struct thps_policy_errors *e);
+
+enum {
+	THPS_POLICY_LOAD_CHECK_OWNER = 1 << 0, /* refuse files/dirs not owned by root or
+						* writable by group/other */
+};
+
+/* Parses one file's text into policies appended to set (order continues). Collects every
+ * error into errs. Returns the number of policies (>= 0) when the text had no error,
+ * -EINVAL if it had (see errs), -ENOMEM. On error set is unchanged. */
+int thps_policy_parse_text(const char *file, const char *text, size_t len,
+			   struct thps_policy_set *set, struct thps_policy_errors *errs);
+
+/* Loads one file (bounded read). Same returns as thps_policy_parse_text, plus -errno from
+ * opening/reading (a message is added to errs too) and -EPERM from the owner check. */
+int thps_policy_load_file(const char *path, unsigned flags, struct thps_policy_set *set,
+			  struct thps_policy_errors *errs);
+
+/* Loads every "*.json" (not hidden) in dir, in byte order of names, and checks policy names
+ * are unique across files. All or nothing: returns 0 with a new set in *ret, or <0 with every
+ * error in errs and *ret untouched (-ENOENT when dir is gone: the caller keeps its last set). */
+int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy_set **ret,
+			     struct thps_policy_errors *errs);
+
+/* Checks names are unique in set; adds an error per duplicate. Returns 0 or -EINVAL. */
+int thps_policy_set_check_unique(const struct thps_policy_set *set,
+				 struct thps_policy_errors *errs);
+
+struct thps_policy_set *thps_policy_set_new(void);
+void thps_policy_set_free(struct thps_policy_set *set);
+
+/* The policy for a cgroup path ("/system.slice/x.service") and the name its registration
+ * carries (a container name or a policy name; NULL when none), as described at the top.
+ * Never NULL: falls back to the built-in default. */
+const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
+					    const char *cgroup_path, const char *registration);
+const struct thps_policy *thps_policy_builtin(void);
+const struct thps_policy *thps_policy_find(const struct thps_policy_set *set, const char *name);
+
+/* The key table, for docs: prints every key with type, range, default and help. */
+void thps_policy_print_keys(FILE *f);
+
+/* Unit parsers shared with the CLI. Return 0 or -EINVAL / -ERANGE. */
+int thps_parse_size(const char *s, uint64_t *ret);	    /* "4096", "64K", "64M", "2G", "1T" */
+int thps_parse_duration(const char *s, uint64_t *ret_usec); /* "500ms" "30s" "5m" "2h" "1d" */
+void thps_format_size(uint64_t bytes, char *buf, size_t size);
+void thps_format_duration(uint64_t usec, char *buf, size_t size);
+const char *thps_policy_mode_name(enum thps_policy_mode m);
+const char *thps_policy_action_name(enum thps_policy_action a);
+
+/* Fills p with the table's defaults (name and match empty). */
+void thps_policy_init_defaults(struct thps_policy *p);
+/* Frees what p owns and zeroes it. */
+void thps_policy_clear(struct thps_policy *p);

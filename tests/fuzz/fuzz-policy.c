@@ -1,0 +1,40 @@
+/* Policy files (the bounded positional JSON parser and the key table) and memory.pressure text:
+ * both are read by a root daemon from files and the kernel. Every error must carry a position. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "policy.h"
+#include "psi.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct thps_policy_set *set = thps_policy_set_new();
+	struct thps_policy_errors errs = {0};
+	struct thps_psi psi;
+	char *s;
+	int r;
+
+	if (!set)
+		return 0;
+	r = thps_policy_parse_text("f.json", (const char *)data, size, set, &errs);
+	if (r == -EINVAL && errs.n == 0)
+		abort(); /* a rejected file always says why */
+	for (size_t i = 0; i < errs.n; i++)
+		if (strncmp(errs.msgs[i], "f.json:", 7))
+			abort(); /* ... and where */
+	if (r >= 0) {
+		(void)thps_policy_set_check_unique(set, &errs);
+		(void)thps_policy_match(set, "/a/b/c", "web-1");
+		(void)thps_policy_match(set, "/", NULL);
+	}
+	thps_policy_errors_clear(&errs);
+	thps_policy_set_free(set);
+	s = fuzz_strndup(data, size);
+	if (s) {
+		(void)thps_psi_parse(s, &psi);
+		free(s);
+	}
+	return 0;
+}

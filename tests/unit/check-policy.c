@@ -1,0 +1,643 @@
+/* Unit tests of policy files: parsing into the IR, every error class with its exact
+ * file:line:col + JSON path message, matching specificity, all-or-nothing directory loading,
+ * the owner check, and hostile input. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pjson.h"
+#include "policy.h"
+
+/* Parses text as file "t.json"; returns the parse result, errors in *errs. */
+static int parse(const char *text, struct thps_policy_set **set, struct thps_policy_errors *errs)
+{
+	*set = thps_policy_set_new();
+	ck_assert_ptr_nonnull(*set);
+	memset(errs, 0, sizeof(*errs));
+	return thps_policy_parse_text("t.json", text, strlen(text), *set, errs);
+}
+
+/* Asserts text fails with exactly the given messages (NULL-terminated). */
+static void expect_errors(const char *text, ...)
+{
+	struct thps_policy_set *set;
+	struct thps_policy_errors errs;
+	va_list ap;
+	size_t n = 0;
+	const char *m;
+
+	ck_assert_int_eq(parse(text, &set, &errs), -EINVAL);
+	ck_assert_uint_eq(set->n, 0);
+	va_start(ap, text);
+	while ((m = va_arg(ap, const char *))) {
+		ck_assert_msg(n < errs.n, "missing error: %s", m);
+		ck_assert_str_eq(errs.msgs[n], m);
+		n++;
+	}
+	va_end(ap);
+	ck_assert_msg(n == errs.n, "unexpected extra error: %s", errs.msgs[n < errs.n ? n : 0]);
+	thps_policy_errors_clear(&errs);
+	thps_policy_set_free(set);
+}
+
+START_TEST(test_parse_full)
+{
+	struct thps_policy_set *set;
+	struct thps_policy_errors errs;
+	const struct thps_policy *p;
+
+	ck_assert_int_eq(
+	    parse("{\"policies\": [\n"
+		  " {\"name\": \"web\", \"match\": {\"cgroup\": \"/a/*\", \"container\": "
+		  "[\"x\", \"y*\"]},\n"
+		  "  \"mode\": \"enforce\", \"lowutil_cut\": \"30%\",\n"
+		  "  \"trigger\": {\"lowutil_growth\": {\"thps\": 5, \"window\": \"2m\"}},\n"
+		  "  \"action\": \"split\", \"max_bytes_per_action\": \"1G\", "
+		  "\"max_bytes_per_sec\": 1048576,\n"
+		  "  \"cooldown\": 30, \"scan_interval\": \"500000ms\", "
+		  "\"max_thps_per_sec\": 1e3,\n"
+		  "  \"pressure_guard\": {\"memory_some_avg10\": 2.5, \"on_pressure\": "
+		  "\"backoff\"}},\n"
+		  " {\"name\": \"b\", \"match\": {\"cgroup\": \"/b\"}}\n]}",
+		  &set, &errs),
+	    2);
+	ck_assert_uint_eq(errs.n, 0);
+	ck_assert_uint_eq(set->n, 2);
+	p = &set->policies[0];
+	ck_assert_str_eq(p->name, "web");
+	ck_assert_str_eq(p->file, "t.json");
+	ck_assert_uint_eq(p->line, 2);
+	ck_assert_uint_eq(p->col, 2);
+	ck_assert_str_eq(p->match_cgroup, "/a/*");
+	ck_assert_uint_eq(p->n_match_container, 2);
+	ck_assert_str_eq(p->match_container[1], "y*");
+	ck_assert_int_eq(p->mode, THPS_MODE_ENFORCE);
+	ck_assert_uint_eq(p->lowutil_max_bucket, 2);
+	ck_assert_uint_eq(p->trigger_min_waste, 0); /* a trigger object lists what is on */
+	ck_assert_uint_eq(p->trigger_growth_thps, 5);
+	ck_assert_uint_eq(p->trigger_growth_window_usec, 120000000ULL);
+	ck_assert_int_eq(p->action, THPS_POLICY_SPLIT);
+	ck_assert_uint_eq(p->max_bytes_per_action, 1ULL << 30);
+	ck_assert_uint_eq(p->max_bytes_per_sec, 1ULL << 20);
+	ck_assert_uint_eq(p->cooldown_usec, 30000000ULL);
+	ck_assert_uint_eq(p->scan_interval_usec, 500000000ULL);
+	ck_assert_uint_eq(p->max_thps_per_sec, 1000);
+	ck_assert_double_eq(p->pressure_some_avg10, 2.5);
+	ck_assert_int_eq(p->on_pressure, THPS_PRESSURE_BACKOFF);
+	/* the second one has every default */
+	p = &set->policies[1];
+	ck_assert_int_eq(p->mode, THPS_MODE_OBSERVE);
+	ck_assert_uint_eq(p->lowutil_max_bucket, 0);
+	ck_assert_uint_eq(p->trigger_min_waste, 64ULL << 20);
+	ck_assert_uint_eq(p->trigger_growth_thps, 0);
+	ck_assert_int_eq(p->action, THPS_POLICY_RECLAIM);
+	ck_assert_uint_eq(p->max_bytes_per_action, 256ULL << 20);
+	ck_assert_uint_eq(p->max_bytes_per_sec, 64ULL << 20);
+	ck_assert_uint_eq(p->cooldown_usec, 300000000ULL);
+	ck_assert_uint_eq(p->scan_interval_usec, 60000000ULL);
+	ck_assert_uint_eq(p->max_thps_per_sec, 100000);
+	ck_assert_double_eq(p->pressure_some_avg10, 10.0);
+	ck_assert_int_eq(p->on_pressure, THPS_PRESSURE_SKIP);
+	ck_assert_uint_eq(p->n_match_container, 0);
+	thps_policy_set_free(set);
+}
+END_TEST
+
+START_TEST(test_single_object_form)
+{
+	struct thps_policy_set *set;
+	struct thps_policy_errors errs;
+
+	ck_assert_int_eq(
+	    parse("{\"name\": \"one\", \"match\": {\"container\": \"redis\"}}", &set, &errs), 1);
+	ck_assert_str_eq(set->policies[0].name, "one");
+	ck_assert_str_eq(set->policies[0].match_container[0], "redis");
+	ck_assert_ptr_null(set->policies[0].match_cgroup);
+	thps_policy_set_free(set);
+	ck_assert_int_eq(parse("{\"policies\": []}", &set, &errs), 0);
+	ck_assert_uint_eq(set->n, 0);
+	thps_policy_set_free(set);
+}
+END_TEST
+
+START_TEST(test_builtin_matches_table_defaults)
+{
+	struct thps_policy d = {0};
+	const struct thps_policy *b = thps_policy_builtin();
+
+	thps_policy_init_defaults(&d);
+	ck_assert_int_eq(b->mode, THPS_MODE_OBSERVE);
+	ck_assert_int_eq(d.mode, b->mode);
+	ck_assert_uint_eq(d.trigger_min_waste, b->trigger_min_waste);
+	ck_assert_uint_eq(d.max_bytes_per_action, b->max_bytes_per_action);
+	ck_assert_uint_eq(d.max_bytes_per_sec, b->max_bytes_per_sec);
+	ck_assert_uint_eq(d.cooldown_usec, b->cooldown_usec);
+	ck_assert_uint_eq(d.scan_interval_usec, b->scan_interval_usec);
+	ck_assert_uint_eq(d.max_thps_per_sec, b->max_thps_per_sec);
+	ck_assert_double_eq(d.pressure_some_avg10, b->pressure_some_avg10);
+	ck_assert_int_eq(d.on_pressure, b->on_pressure);
+	thps_policy_clear(&d);
+}
+END_TEST
+
+START_TEST(test_error_syntax)
+{
+	expect_errors("{\n  \"name\": \"a\",\n  \"match\": {\"cgroup\": \"/\"},\n}",
+		      "t.json:4:1: trailing comma", NULL);
+	expect_errors("{\"name\": \"a\" \"match\": 1}",
+		      "t.json:1:14: expected ',' or '}', got '\"'", NULL);
+	expect_errors("", "t.json:1:1: expected a JSON value, got end of file", NULL);
+	expect_errors("[1, 2,]", "t.json:1:7: trailing comma", NULL);
+	expect_errors("{\"a\": tru}", "t.json:1:7: invalid literal, expected true", NULL);
+	expect_errors("{\"a\": 01}", "t.json:1:8: expected ',' or '}', got '1'", NULL);
+	expect_errors("{\"a\": \"\\ud800\"}", "t.json:1:14: lone surrogate in \\u escape", NULL);
+	expect_errors("{\"a\": \"\\q\"}", "t.json:1:9: invalid escape in string", NULL);
+	/* columns count characters: "é" is one */
+	expect_errors("{\"é\": x}", "t.json:1:7: expected a JSON value, got 'x'", NULL);
+	expect_errors("7",
+		      "t.json:1:1: expected an object {\"policies\": [...]} or a single policy, "
+		      "got 7",
+		      NULL);
+}
+END_TEST
+
+START_TEST(test_error_values)
+{
+	expect_errors(
+	    "{\"policies\": [\n"
+	    "  {\"name\": \"ok\", \"match\": {\"cgroup\": \"/\"}},\n"
+	    "  {\"name\": \"ok2\", \"match\": {\"cgroup\": \"/\"}},\n"
+	    "  {\"name\": \"web\",\n"
+	    "   \"match\": {\"cgroup\": \"/x\"},\n"
+	    "   \"trigger\": {\n"
+	    "     \"min_waste\": \"-3\"}}]}",
+	    "t.json:7:19: policies[2].trigger.min_waste: expected a size like \"64M\", got \"-3\"",
+	    NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"cooldown\": \"0s\"}",
+		      "t.json:1:53: cooldown: expected a duration from 1s to 1d, got \"0s\"", NULL);
+	expect_errors(
+	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"max_thps_per_sec\": 2.5}",
+	    "t.json:1:61: max_thps_per_sec: expected an integer from 1 to 10000000, got "
+	    "2.5",
+	    NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"mode\": null}",
+		      "t.json:1:49: mode: expected one of \"observe\", \"enforce\", got null",
+		      NULL);
+	expect_errors("{\"name\": \"a/../b\", \"match\": {\"cgroup\": \"/\"}}",
+		      "t.json:1:10: name: expected a name of 1-64 characters from [A-Za-z0-9_.-], "
+		      "got \"a/../b\"",
+		      NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"pressure_guard\": []}",
+		      "t.json:1:59: pressure_guard: expected an object, got an array", NULL);
+	/* hostile bytes in keys and values are escaped in the message */
+	expect_errors(
+	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"\\u001b]0;x\\u0007\": 1}",
+	    "t.json:1:41: \\x1b]0;x\\x07: unknown key; expected one of: name, match, mode, "
+	    "lowutil_cut, trigger, action, max_bytes_per_action, max_bytes_per_sec, "
+	    "cooldown, scan_interval, max_thps_per_sec, pressure_guard",
+	    NULL);
+	expect_errors("{\"name\": \"a\\u001b[31m\", \"match\": {\"cgroup\": \"/\"}}",
+		      "t.json:1:10: name: expected a name of 1-64 characters from [A-Za-z0-9_.-], "
+		      "got \"a\\x1b[31m\"",
+		      NULL);
+}
+END_TEST
+
+START_TEST(test_error_keys)
+{
+	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\", \"pod\": \"x\"}}",
+		      "t.json:1:40: match.pod: unknown key; expected one of: cgroup, container",
+		      NULL);
+	expect_errors("{\"name\": \"a\",\n \"name\": \"b\", \"match\": {\"cgroup\": \"/\"}}",
+		      "t.json:2:2: name: duplicate key (first at line 1, column 2)", NULL);
+	expect_errors("{\"policies\": [{\"match\": {\"cgroup\": \"/\"}}]}",
+		      "t.json:1:15: policies[0]: missing required key \"name\"", NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"trigger\": "
+		      "{\"lowutil_growth\": {}}}",
+		      "t.json:1:71: trigger.lowutil_growth: missing required key \"thps\"",
+		      "t.json:1:71: trigger.lowutil_growth: missing required key \"window\"", NULL);
+	expect_errors(
+	    "{\"policies\": [{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}},\n"
+	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/b\"}}]}",
+	    "t.json:2:10: policies[1].name: duplicate policy name \"a\" (first at line 1, "
+	    "column 15)",
+	    NULL);
+}
+END_TEST
+
+START_TEST(test_collects_all_errors)
+{
+	struct thps_policy_set *set;
+	struct thps_policy_errors errs;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	/* 150 bad policies: the list stops at THPS_POLICY_MAX_ERRORS and counts the rest */
+	fprintf(f, "{\"policies\": [");
+	for (int i = 0; i < 150; i++)
+		fprintf(f, "%s{\"name\": \"p%d\", \"match\": {\"cgroup\": \"/\"}, \"mode\": 1}",
+			i ? "," : "", i);
+	fprintf(f, "]}");
+	fclose(f);
+	ck_assert_int_eq(parse(text, &set, &errs), -EINVAL);
+	ck_assert_uint_eq(errs.n, THPS_POLICY_MAX_ERRORS);
+	ck_assert_uint_eq(errs.dropped, 50);
+	ck_assert_ptr_nonnull(strstr(errs.msgs[99], "policies[99].mode"));
+	thps_policy_errors_clear(&errs);
+	thps_policy_set_free(set);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_units)
+{
+	uint64_t v;
+	char buf[32];
+
+	ck_assert_int_eq(thps_parse_size("4096", &v), 0);
+	ck_assert_uint_eq(v, 4096);
+	ck_assert_int_eq(thps_parse_size("64M", &v), 0);
+	ck_assert_uint_eq(v, 64ULL << 20);
+	ck_assert_int_eq(thps_parse_size("1T", &v), 0);
+	ck_assert_uint_eq(v, 1ULL << 40);
+	ck_assert_int_eq(thps_parse_size("", &v), -EINVAL);
+	ck_assert_int_eq(thps_parse_size("M", &v), -EINVAL);
+	ck_assert_int_eq(thps_parse_size("1MB", &v), -EINVAL);
+	ck_assert_int_eq(thps_parse_size("1m", &v), -EINVAL);
+	ck_assert_int_eq(thps_parse_size(" 1", &v), -EINVAL);
+	ck_assert_int_eq(thps_parse_size("1234567890123456", &v), -EINVAL);
+	ck_assert_int_eq(thps_parse_size("999999999999999T", &v), -ERANGE);
+	ck_assert_int_eq(thps_parse_duration("500ms", &v), 0);
+	ck_assert_uint_eq(v, 500000);
+	ck_assert_int_eq(thps_parse_duration("5m", &v), 0);
+	ck_assert_uint_eq(v, 300000000ULL);
+	ck_assert_int_eq(thps_parse_duration("1d", &v), 0);
+	ck_assert_uint_eq(v, 86400000000ULL);
+	ck_assert_int_eq(thps_parse_duration("30", &v), -EINVAL);
+	ck_assert_int_eq(thps_parse_duration("30sec", &v), -EINVAL);
+	ck_assert_int_eq(thps_parse_duration("1234567890s", &v), -EINVAL);
+	thps_format_size(64ULL << 20, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "64M");
+	thps_format_size(1000, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1000");
+	thps_format_duration(300000000ULL, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "5m");
+	thps_format_duration(1500000ULL, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1500ms");
+}
+END_TEST
+
+/* ---- matching ---- */
+
+static struct thps_policy_set *load_text(const char *text)
+{
+	struct thps_policy_set *set;
+	struct thps_policy_errors errs;
+	int r = parse(text, &set, &errs);
+
+	ck_assert_msg(r >= 0, "parse failed: %s", errs.n ? errs.msgs[0] : "?");
+	thps_policy_errors_clear(&errs);
+	return set;
+}
+
+#define MATCH(set, cg, reg) thps_policy_match(set, cg, reg)->name
+
+START_TEST(test_match_specificity)
+{
+	struct thps_policy_set *set = load_text(
+	    "{\"policies\": [\n"
+	    "{\"name\": \"any\", \"match\": {\"cgroup\": \"/*\"}},\n"
+	    "{\"name\": \"any2\", \"match\": {\"cgroup\": \"/*\"}},\n"
+	    "{\"name\": \"k8s\", \"match\": {\"cgroup\": \"/kubepods/*\"}},\n"
+	    "{\"name\": \"k8s-burst\", \"match\": {\"cgroup\": \"/kubepods/burst*\"}},\n"
+	    "{\"name\": \"k8s-pod\", \"match\": {\"cgroup\": \"/kubepods/*/pod*\"}},\n"
+	    "{\"name\": \"k8s-pod-x\", \"match\": {\"cgroup\": \"/kubepods/besteffort/pod*\"}},\n"
+	    "{\"name\": \"web-glob\", \"match\": {\"container\": \"web-*\"}},\n"
+	    "{\"name\": \"web-1\", \"match\": {\"container\": [\"web-1\", \"zz\"]}},\n"
+	    "{\"name\": \"db-in-k8s\", \"match\": {\"cgroup\": \"/kubepods/*/*\", \"container\": "
+	    "\"db\"}}\n"
+	    "]}");
+
+	/* nothing matches: the built-in observer */
+	ck_assert_str_eq(MATCH(set, "/a/b", NULL), "(builtin)");
+	ck_assert_int_eq(thps_policy_match(set, "/a/b", NULL)->mode, THPS_MODE_OBSERVE);
+	ck_assert_str_eq(MATCH(NULL, "/a", NULL), "(builtin)");
+	/* FNM_PATHNAME: '*' does not cross '/' */
+	ck_assert_str_eq(MATCH(set, "/system.slice", NULL), "any"); /* tie: first loaded */
+	ck_assert_str_eq(MATCH(set, "/kubepods", NULL), "any");
+	ck_assert_str_eq(MATCH(set, "/kubepods/guaranteed", NULL), "k8s"); /* 1 literal comp. */
+	ck_assert_str_eq(MATCH(set, "/kubepods/burstable", NULL), "k8s-burst"); /* longer prefix */
+	ck_assert_str_eq(MATCH(set, "/kubepods/burstable/pod1", NULL), "k8s-pod");
+	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/pod1", NULL), "k8s-pod-x"); /* 2 comps */
+	/* a registration beats any cgroup glob; a literal name beats a glob */
+	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/pod1", "web-2"), "web-glob");
+	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/pod1", "web-1"), "web-1");
+	ck_assert_str_eq(MATCH(set, "/other", "web-1"), "web-1");
+	/* both selectors must match */
+	ck_assert_str_eq(MATCH(set, "/kubepods/x/y", "db"), "db-in-k8s");
+	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db"), "(builtin)");
+	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/pod1", "unknown"), "k8s-pod-x");
+	/* a registration naming a policy selects it, selectors or not */
+	ck_assert_str_eq(MATCH(set, "/elsewhere", "k8s-burst"), "k8s-burst");
+	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db-in-k8s"), "db-in-k8s");
+	ck_assert_ptr_nonnull(thps_policy_find(set, "k8s"));
+	ck_assert_ptr_null(thps_policy_find(set, "nope"));
+	thps_policy_set_free(set);
+}
+END_TEST
+
+/* ---- directories ---- */
+
+static char tmpdir[64];
+
+static void write_file(const char *name, const char *text)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void setup_dir(void)
+{
+	umask(022);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check-policy.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	chmod(tmpdir, 0755);
+}
+
+static void teardown_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static bool errors_contain(const struct thps_policy_errors *e, const char *s)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (strstr(e->msgs[i], s))
+			return true;
+	return false;
+}
+
+START_TEST(test_dir_load_all_or_nothing)
+{
+	struct thps_policy_set *set = NULL, *keep = (struct thps_policy_set *)&keep;
+	struct thps_policy_errors errs = {0};
+	char path[256];
+
+	write_file("20-b.json", "{\"name\": \"b\", \"match\": {\"cgroup\": \"/*\"}}");
+	write_file("10-a.json",
+		   "{\"policies\": [{\"name\": \"a\", \"match\": {\"cgroup\": \"/*\"}}]}");
+	write_file("README", "not json, not loaded");
+	write_file(".hidden.json", "not loaded either");
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), 0);
+	ck_assert_uint_eq(errs.n, 0);
+	ck_assert_uint_eq(set->n, 2);
+	/* byte order of file names decides ties: 10-a before 20-b */
+	ck_assert_str_eq(thps_policy_match(set, "/x", NULL)->name, "a");
+	thps_policy_set_free(set);
+
+	/* one bad file among good ones: nothing loads, every error is listed */
+	write_file("30-c.json", "{\"name\": \"c\", \"match\": {\"cgroup\": \"x\"}}");
+	write_file("40-d.json", "{\"name\": \"d\"");
+	set = keep;
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), -EINVAL);
+	ck_assert_ptr_eq(set, keep); /* untouched */
+	ck_assert_uint_eq(errs.n, 2);
+	snprintf(path, sizeof(path), "%s/30-c.json:1:35: match.cgroup: expected a cgroup path",
+		 tmpdir);
+	ck_assert_msg(!strncmp(errs.msgs[0], path, strlen(path)), "got %s", errs.msgs[0]);
+	snprintf(path, sizeof(path), "%s/40-d.json:1:13: expected ',' or '}', got end of file",
+		 tmpdir);
+	ck_assert_str_eq(errs.msgs[1], path);
+	thps_policy_errors_clear(&errs);
+
+	/* duplicate names across files */
+	write_file("30-c.json", "{\"name\": \"a\", \"match\": {\"cgroup\": \"/c\"}}");
+	write_file("40-d.json", "{\"name\": \"d\", \"match\": {\"cgroup\": \"/d\"}}");
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), -EINVAL);
+	ck_assert_ptr_eq(set, keep);
+	ck_assert_uint_eq(errs.n, 1);
+	snprintf(path, sizeof(path),
+		 "%s/30-c.json:1:10: name: duplicate policy name \"a\" (first defined at "
+		 "%s/10-a.json:1:24)",
+		 tmpdir, tmpdir);
+	ck_assert_str_eq(errs.msgs[0], path);
+	thps_policy_errors_clear(&errs);
+}
+END_TEST
+
+START_TEST(test_dir_vanished)
+{
+	struct thps_policy_set *set = NULL, *keep = (struct thps_policy_set *)&keep;
+	struct thps_policy_errors errs = {0};
+	char gone[128], want[256];
+
+	snprintf(gone, sizeof(gone), "%s/gone", tmpdir);
+	ck_assert_int_eq(mkdir(gone, 0755), 0);
+	ck_assert_int_eq(rmdir(gone), 0);
+	set = keep;
+	ck_assert_int_eq(thps_policy_set_load_dir(gone, 0, &set, &errs), -ENOENT);
+	ck_assert_ptr_eq(set, keep);
+	ck_assert_uint_eq(errs.n, 1);
+	snprintf(want, sizeof(want), "%s: cannot open policy directory: No such file or directory",
+		 gone);
+	ck_assert_str_eq(errs.msgs[0], want);
+	thps_policy_errors_clear(&errs);
+	/* an empty directory is a valid, empty set */
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), 0);
+	ck_assert_uint_eq(set->n, 0);
+	thps_policy_set_free(set);
+}
+END_TEST
+
+START_TEST(test_dir_owner_check)
+{
+	struct thps_policy_set *set = NULL;
+	struct thps_policy_errors errs = {0};
+	char path[256], want[512];
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP test_dir_owner_check: needs root to own and chown files\n");
+		return;
+	}
+	write_file("a.json", "{\"name\": \"a\", \"match\": {\"cgroup\": \"/*\"}}");
+	snprintf(path, sizeof(path), "%s/a.json", tmpdir);
+	ck_assert_int_eq(chmod(path, 0664), 0);
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	snprintf(want, sizeof(want),
+		 "%s: refusing to use: writable by group or others (mode 0664); chmod go-w it",
+		 path);
+	ck_assert_str_eq(errs.msgs[0], want);
+	thps_policy_errors_clear(&errs);
+	/* without the flag the same file loads */
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), 0);
+	thps_policy_set_free(set);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	ck_assert_int_eq(chown(path, 1234, 0), 0);
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	snprintf(want, sizeof(want),
+		 "%s: refusing to use: owned by uid 1234, not root; chown root it", path);
+	ck_assert_str_eq(errs.msgs[0], want);
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(chown(path, 0, 0), 0);
+	ck_assert_int_eq(chmod(tmpdir, 0777), 0);
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	ck_assert(errors_contain(&errs, "mode 0777"));
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), 0);
+	thps_policy_set_free(set);
+}
+END_TEST
+
+START_TEST(test_file_limits)
+{
+	struct thps_policy_set *set = thps_policy_set_new();
+	struct thps_policy_errors errs = {0};
+	char path[256], want[300];
+	char *big = malloc(THPS_POLICY_MAX_FILE + 2);
+
+	memset(big, ' ', THPS_POLICY_MAX_FILE + 1);
+	big[THPS_POLICY_MAX_FILE + 1] = 0;
+	write_file("big.json", big);
+	free(big);
+	snprintf(path, sizeof(path), "%s/big.json", tmpdir);
+	ck_assert_int_eq(thps_policy_load_file(path, 0, set, &errs), -EFBIG);
+	snprintf(want, sizeof(want), "%s: larger than %d bytes", path, THPS_POLICY_MAX_FILE);
+	ck_assert_str_eq(errs.msgs[0], want);
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(thps_policy_load_file(tmpdir, 0, set, &errs), -EINVAL);
+	snprintf(want, sizeof(want), "%s: not a regular file", tmpdir);
+	ck_assert_str_eq(errs.msgs[0], want);
+	thps_policy_errors_clear(&errs);
+	thps_policy_set_free(set);
+}
+END_TEST
+
+/* ---- hostile input: the parser must neither crash nor leak (ASan) ---- */
+
+START_TEST(test_hostile_nesting)
+{
+	char text[300];
+	struct pjson *j = NULL;
+	char err[128];
+	unsigned l, c;
+
+	memset(text, '[', 200);
+	text[200] = 0;
+	ck_assert_int_eq(pjson_parse(text, 200, &j, err, sizeof(err), &l, &c), -EINVAL);
+	ck_assert_str_eq(err, "nested deeper than 32 levels");
+	ck_assert_uint_eq(c, 33);
+}
+END_TEST
+
+START_TEST(test_mutations_do_not_crash)
+{
+	static const char good[] =
+	    "{\"policies\": [{\"name\": \"web\", \"match\": {\"cgroup\": \"/a/*\", \"container\": "
+	    "[\"x\"]}, \"mode\": \"enforce\", \"trigger\": {\"min_waste\": \"64M\", "
+	    "\"lowutil_growth\": {\"thps\": 5, \"window\": \"2m\"}}, \"pressure_guard\": "
+	    "{\"memory_some_avg10\": 2.5}, \"lowutil_cut\": \"\\u0032\\ud83d\\ude00\"}]}";
+	unsigned seed = 12345;
+	size_t len = sizeof(good) - 1;
+	char buf[sizeof(good) + 8];
+	unsigned ok = 0, bad = 0;
+
+	for (int i = 0; i < 20000; i++) {
+		struct thps_policy_set *set = thps_policy_set_new();
+		struct thps_policy_errors errs = {0};
+		size_t n = len;
+		memcpy(buf, good, len);
+		for (int m = 0; m < 1 + (int)(rand_r(&seed) % 4); m++) {
+			size_t at = rand_r(&seed) % n;
+			switch (rand_r(&seed) % 3) {
+			case 0:
+				buf[at] = (char)(rand_r(&seed) & 0xff);
+				break;
+			case 1: /* cut */
+				n = at;
+				break;
+			default:
+				buf[at] = "{}[],:\"\\0-e."[rand_r(&seed) % 12];
+			}
+			if (n == 0)
+				break;
+		}
+		if (thps_policy_parse_text("m.json", buf, n, set, &errs) >= 0)
+			ok++;
+		else {
+			bad++;
+			ck_assert_uint_gt(errs.n, 0);
+			ck_assert_ptr_nonnull(strstr(errs.msgs[0], "m.json:"));
+		}
+		thps_policy_errors_clear(&errs);
+		thps_policy_set_free(set);
+	}
+	ck_assert_uint_gt(bad, 0);
+}
+END_TEST
+
+static Suite *policy_suite(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_test(tc, test_parse_full);
+	tcase_add_test(tc, test_single_object_form);
+	tcase_add_test(tc, test_builtin_matches_table_defaults);
+	tcase_add_test(tc, test_units);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("errors");
+	tcase_add_test(tc, test_error_syntax);
+	tcase_add_test(tc, test_error_values);
+	tcase_add_test(tc, test_error_keys);
+	tcase_add_test(tc, test_collects_all_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("match");
+	tcase_add_test(tc, test_match_specificity);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("dir");
+	tcase_add_checked_fixture(tc, setup_dir, teardown_dir);
+	tcase_add_test(tc, test_dir_load_all_or_nothing);
+	tcase_add_test(tc, test_dir_vanished);
+	tcase_add_test(tc, test_dir_owner_check);
+	tcase_add_test(tc, test_file_limits);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hostile");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_hostile_nesting);
+	tcase_add_test(tc, test_mutations_do_not_crash);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(policy_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
