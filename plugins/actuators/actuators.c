@@ -1,0 +1,269 @@
+/* The actuator table and what every actuator shares: the amount to ask for, the before/after
+ * measurements, and what this kernel can free. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <stddef.h>
+
+#include "actuator.h"
+#include "fileio.h"
+#include "macro.h"
+
+const struct thps_actuator_ops *const thps_actuators[] = {
+	&thps_actuator_reclaim,
+	&thps_actuator_split,
+	&thps_actuator_observe,
+	NULL,
+};
+
+const struct thps_actuator_ops *thps_actuator_find(const char *name)
+{
+	for (size_t i = 0; thps_actuators[i]; i++)
+		if (strcmp(thps_actuators[i]->name, name) == 0)
+			return thps_actuators[i];
+	return NULL;
+}
+
+uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_bytes, uint32_t page_size)
+{
+	uint64_t a = cg->waste_bytes + cg->partial_unmapped_bytes;
+
+	if (a < cg->waste_bytes) /* overflow: hostile figures */
+		a = UINT64_MAX;
+	if (max_bytes && a > max_bytes)
+		a = max_bytes;
+	if (page_size && a % page_size)
+		a = a / page_size * page_size + (a <= UINT64_MAX - page_size ? page_size : 0);
+	return a;
+}
+
+void thps_vmstat_parse(const char *text, struct thps_vmstat *ret)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "thp_split_page", offsetof(struct thps_vmstat, thp_split_page) },
+		{ "thp_split_page_failed", offsetof(struct thps_vmstat, thp_split_page_failed) },
+		{ "thp_deferred_split_page", offsetof(struct thps_vmstat, thp_deferred_split_page) },
+		{ "thp_underused_split_page", offsetof(struct thps_vmstat, thp_underused_split_page) },
+		{ "thp_split_pmd", offsetof(struct thps_vmstat, thp_split_pmd) },
+		{ "thp_collapse_alloc", offsetof(struct thps_vmstat, thp_collapse_alloc) },
+		{ "thp_split_free", offsetof(struct thps_vmstat, thp_split_free) },
+		{ "thp_split_unmap", offsetof(struct thps_vmstat, thp_split_unmap) },
+	};
+
+	memset(ret, 0xff, sizeof(*ret));
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		uint64_t v;
+
+		if (find_keyed_u64(text, keys[i].key, &v) == 0)
+			*(uint64_t *)((char *)ret + keys[i].off) = v;
+	}
+}
+
+static int read_vmstat(const struct thps_ctx *ctx, struct thps_vmstat *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	r = thps_path(path, sizeof(path), ctx->proc_root, "vmstat");
+	if (r < 0)
+		return r;
+	r = read_file_bounded(path, 1 << 20, &text, NULL);
+	if (r < 0)
+		return r;
+	thps_vmstat_parse(text, ret);
+	return 0;
+}
+
+int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup, struct thps_act_snapshot *ret)
+{
+	struct thps_act_snapshot s;
+	_cleanup_free_ char *stat = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	memset(&s, 0xff, sizeof(s));
+	r = thps_path(path, sizeof(path), ctx->cgroup_root, "%s/memory.current", cgroup);
+	if (r < 0)
+		return r;
+	r = read_u64_file(path, &s.memory_current);
+	if (r < 0)
+		return r;
+	if (thps_path(path, sizeof(path), ctx->cgroup_root, "%s/memory.stat", cgroup) == 0 &&
+	    read_file_bounded(path, 1 << 16, &stat, NULL) == 0 &&
+	    find_keyed_u64(stat, "anon_thp", &s.anon_thp) < 0)
+		s.anon_thp = UINT64_MAX;
+	(void)read_vmstat(ctx, &s.vmstat); /* machine-wide extras: absent is fine */
+	*ret = s;
+	return 0;
+}
+
+static int thp_knob_path(const struct thps_ctx *ctx, const char *rel, char *buf, size_t size)
+{
+	return thps_path(buf, size, ctx->sys_root, "kernel/mm/transparent_hugepage/%s", rel);
+}
+
+int thps_split_frees_zero_subpages(const struct thps_ctx *ctx, char *why, size_t size)
+{
+	struct thps_vmstat vs;
+	char path[PATH_MAX];
+	int r;
+
+	r = thp_knob_path(ctx, "shrink_underused", path, sizeof(path));
+	if (r < 0)
+		return r;
+	if (access(path, F_OK) == 0) {
+		snprintf(why, size, "a split remaps zero subpages to the shared zero page (Linux >= 6.12)");
+		return 1;
+	}
+	r = read_vmstat(ctx, &vs);
+	if (r < 0)
+		return r;
+	if (vs.thp_split_free != UINT64_MAX) {
+		snprintf(why, size, "a split frees zero subpages (THP shrinker RFC: vmstat thp_split_free)");
+		return 1;
+	}
+	snprintf(why, size, "a split frees nothing on this kernel: it neither remaps zero subpages to "
+		 "the shared zero page (Linux >= 6.12, no transparent_hugepage/shrink_underused here) "
+		 "nor has the THP shrinker RFC (no vmstat thp_split_free)");
+	return 0;
+}
+
+int thps_reclaim_frees_zero_subpages(const struct thps_ctx *ctx, const struct thps_geometry *g,
+				     char *why, size_t size)
+{
+	_cleanup_free_ char *text = NULL;
+	struct thps_vmstat vs;
+	char path[PATH_MAX];
+	unsigned mpn;
+	int r;
+
+	r = read_vmstat(ctx, &vs);
+	if (r < 0)
+		return r;
+	if (vs.thp_split_free != UINT64_MAX) {
+		snprintf(why, size, "the THP shrinker RFC splits low-utilization THPs under memory.reclaim");
+		return 1;
+	}
+	r = thp_knob_path(ctx, "shrink_underused", path, sizeof(path));
+	if (r < 0)
+		return r;
+	r = read_file_bounded(path, 64, &text, NULL);
+	if (r == -ENOENT) {
+		snprintf(why, size, "memory.reclaim frees nothing of THPs' zero subpages on this kernel: "
+			 "it has no underused-THP shrinker (Linux < 6.12 without the THP shrinker RFC); "
+			 "without swap it can free only page cache");
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (text[0] != '1') {
+		snprintf(why, size, "transparent_hugepage/shrink_underused is off: memory.reclaim splits "
+			 "no underused THP");
+		return 0;
+	}
+	r = thps_max_ptes_none_get(ctx, &mpn);
+	if (r < 0)
+		return r;
+	if (mpn >= g->subpages - 1) {
+		snprintf(why, size, "khugepaged/max_ptes_none is %u: the underused-THP shrinker counts no THP "
+			 "as underused; lower it (--set-max-ptes-none %u) before the workload faults its "
+			 "THPs in", mpn, g->subpages * 8 / 10);
+		return 0;
+	}
+	snprintf(why, size, "the underused-THP shrinker splits THPs with more than %u zero subpages "
+		 "(khugepaged/max_ptes_none) under memory.reclaim, if they were queued after it was set", mpn);
+	return 1;
+}
+
+int thps_max_ptes_none_get(const struct thps_ctx *ctx, unsigned *ret)
+{
+	char path[PATH_MAX];
+	uint64_t v;
+	int r;
+
+	r = thp_knob_path(ctx, "khugepaged/max_ptes_none", path, sizeof(path));
+	if (r < 0)
+		return r;
+	r = read_u64_file(path, &v);
+	if (r < 0)
+		return r;
+	if (v > 1u << 20)
+		return -EINVAL;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static int saved_path(const char *state_dir, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/max_ptes_none.saved", state_dir);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, unsigned value,
+			   unsigned *ret_old)
+{
+	char path[PATH_MAX], saved[PATH_MAX], num[32];
+	_cleanup_fclose_ FILE *f = NULL;
+	unsigned old;
+	int r;
+
+	r = thps_max_ptes_none_get(ctx, &old);
+	if (r < 0)
+		return r;
+	r = saved_path(state_dir, saved, sizeof(saved));
+	if (r < 0)
+		return r;
+	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
+		return negative_errno();
+	/* Keep the first original: a second --set must not make its own value the one to restore. */
+	if (access(saved, F_OK) < 0) {
+		f = fopen(saved, "wxe");
+		if (!f)
+			return negative_errno();
+		if (fprintf(f, "%u\n", old) < 0 || fflush(f) != 0)
+			return -EIO;
+	}
+	r = thp_knob_path(ctx, "khugepaged/max_ptes_none", path, sizeof(path));
+	if (r < 0)
+		return r;
+	snprintf(num, sizeof(num), "%u", value);
+	r = write_file_string(path, num);
+	if (r < 0)
+		return r;
+	*ret_old = old;
+	return 0;
+}
+
+int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir, unsigned *ret_value)
+{
+	char path[PATH_MAX], saved[PATH_MAX], num[32];
+	uint64_t v;
+	int r;
+
+	r = saved_path(state_dir, saved, sizeof(saved));
+	if (r < 0)
+		return r;
+	r = read_u64_file(saved, &v);
+	if (r < 0)
+		return r;
+	if (v > 1u << 20)
+		return -EINVAL;
+	r = thp_knob_path(ctx, "khugepaged/max_ptes_none", path, sizeof(path));
+	if (r < 0)
+		return r;
+	snprintf(num, sizeof(num), "%u", (unsigned)v);
+	r = write_file_string(path, num);
+	if (r < 0)
+		return r;
+	if (unlink(saved) < 0)
+		return negative_errno();
+	*ret_value = (unsigned)v;
+	return 0;
+}

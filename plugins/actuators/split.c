@@ -1,0 +1,243 @@
+/* split: splits exactly the low-utilization THPs the scanner found, one by one, through debugfs
+ * split_huge_pages ("PID,0xSTART,0xEND" of that one THP). Each THP is looked at again just
+ * before its split — same process, same head PFN, still at most the low-util cut — so a THP
+ * that filled up since the scan is never split. Only useful where a split frees the zero
+ * subpages (>= 6.12 or the RFC); elsewhere it refuses and says why. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actuator.h"
+#include "fileio.h"
+#include "macro.h"
+
+#define KPF_COMPOUND_HEAD 15
+#define KPF_THP 22
+#define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
+#define PM_PRESENT (UINT64_C(1) << 63)
+
+/* Field 22 of /proc/PID/stat, counted after the last ')' (comm may hold anything). */
+static int read_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX], *p;
+	unsigned long long v;
+	int r;
+
+	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid);
+	if (r < 0)
+		return r;
+	r = read_file_bounded(path, 4096, &text, NULL);
+	if (r < 0)
+		return r;
+	p = strrchr(text, ')');
+	if (!p)
+		return -EINVAL;
+	/* after ") " come fields 3..: skip 19 of them to reach 22 */
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EINVAL;
+	}
+	if (sscanf(p + 1, "%llu", &v) != 1)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int open_proc(const struct thps_ctx *ctx, const char *rel, char *path, size_t size)
+{
+	int r = thps_path(path, size, ctx->proc_root, "%s", rel);
+
+	if (r < 0)
+		return r;
+	r = open(path, O_RDONLY | O_CLOEXEC);
+	return r < 0 ? negative_errno() : r;
+}
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = pread(fd, buf, len, (off_t)off);
+
+	if (n < 0)
+		return negative_errno();
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
+		     const struct thps_thp_range *r, unsigned lowutil_max_bucket,
+		     uint32_t *ret_utilized, char *why, size_t size)
+{
+	_cleanup_close_ int pm = -1, kf = -1, mem = -1;
+	_cleanup_free_ uint64_t *e = NULL;
+	_cleanup_free_ unsigned char *data = NULL;
+	char path[PATH_MAX], rel[64];
+	uint64_t st, flags;
+	uint32_t used = 0;
+	unsigned b;
+	int k;
+
+	if (r->start % g->thp_size) {
+		snprintf(why, size, "0x%llx is not THP aligned", (unsigned long long)r->start);
+		return 0;
+	}
+	k = read_starttime(ctx, r->pid, &st);
+	if (k == -ENOENT || k == -ESRCH) {
+		snprintf(why, size, "process %d exited", (int)r->pid);
+		return 0;
+	}
+	if (k < 0)
+		return k;
+	if (st != r->pid_starttime) {
+		snprintf(why, size, "pid %d is another process now", (int)r->pid);
+		return 0;
+	}
+	snprintf(rel, sizeof(rel), "%d/pagemap", (int)r->pid);
+	pm = open_proc(ctx, rel, path, sizeof(path));
+	if (pm == -ENOENT || pm == -ESRCH) {
+		snprintf(why, size, "process %d exited", (int)r->pid);
+		return 0;
+	}
+	if (pm < 0)
+		return pm;
+	e = calloc(g->subpages, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	k = pread_full(pm, e, g->subpages * sizeof(*e), r->start / g->page_size * sizeof(*e));
+	if (k < 0)
+		return k;
+	for (uint32_t i = 0; i < g->subpages; i++)
+		if (!(e[i] & PM_PRESENT) || (e[i] & PM_PFN_MASK) != r->pfn + i) {
+			snprintf(why, size, "0x%llx is no longer the THP at PFN 0x%llx",
+				 (unsigned long long)r->start, (unsigned long long)r->pfn);
+			return 0;
+		}
+	kf = open_proc(ctx, "kpageflags", path, sizeof(path));
+	if (kf < 0)
+		return kf;
+	k = pread_full(kf, &flags, sizeof(flags), r->pfn * sizeof(flags));
+	if (k < 0)
+		return k;
+	if (!(flags & (UINT64_C(1) << KPF_THP)) || !(flags & (UINT64_C(1) << KPF_COMPOUND_HEAD))) {
+		snprintf(why, size, "PFN 0x%llx is no longer a THP head", (unsigned long long)r->pfn);
+		return 0;
+	}
+	/* Recount: the THP may have filled up since the scan. Only zero-ness is looked at. */
+	snprintf(rel, sizeof(rel), "%d/mem", (int)r->pid);
+	mem = open_proc(ctx, rel, path, sizeof(path));
+	if (mem < 0)
+		return mem;
+	data = malloc(g->thp_size);
+	if (!data)
+		return -ENOMEM;
+	k = pread_full(mem, data, g->thp_size, r->start);
+	if (k < 0)
+		return k;
+	for (uint32_t i = 0; i < g->subpages; i++) {
+		const unsigned char *p = data + (size_t)i * g->page_size;
+
+		for (uint32_t j = 0; j < g->page_size; j++)
+			if (p[j]) {
+				used++;
+				break;
+			}
+	}
+	explicit_bzero(data, g->thp_size);
+	b = thps_bucket(g, used);
+	if (b > lowutil_max_bucket) {
+		snprintf(why, size, "now %u of %u subpages used (bucket %u): well used, not split", used,
+			 g->subpages, b);
+		return 0;
+	}
+	*ret_utilized = used;
+	snprintf(why, size, "%u of %u subpages used", used, g->subpages);
+	return 1;
+}
+
+static int split_probe(const struct thps_ctx *ctx, char *why, size_t size)
+{
+	char path[PATH_MAX];
+	int r;
+
+	r = thps_split_frees_zero_subpages(ctx, why, size);
+	if (r <= 0)
+		return r;
+	r = thps_path(path, sizeof(path), ctx->debugfs_root, "split_huge_pages");
+	if (r < 0)
+		return r;
+	if (access(path, W_OK) < 0) {
+		snprintf(why, size, "'%.200s': %s (mount debugfs; needs root)", path, strerror(errno));
+		return 0;
+	}
+	return 1;
+}
+
+static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *req,
+		     struct thps_act_result *res)
+{
+	const struct thps_geometry *g = req->geom;
+	char path[PATH_MAX], why[384], cmd[96];
+	unsigned mpn;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	res->actuator = "split";
+	r = split_probe(ctx, why, sizeof(why));
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		snprintf(res->note, sizeof(res->note), "refused: %s", why);
+		return 0;
+	}
+	if (req->n_ranges == 0) {
+		snprintf(res->note, sizeof(res->note), "nothing to split: no low-utilization THP found");
+		return 0;
+	}
+	r = thps_path(path, sizeof(path), ctx->debugfs_root, "split_huge_pages");
+	if (r < 0)
+		return r;
+	r = thps_act_snapshot(ctx, req->cgroup, &res->before);
+	if (r < 0)
+		return r;
+	res->acted = true;
+	for (size_t i = 0; i < req->n_ranges; i++) {
+		const struct thps_thp_range *t = &req->ranges[i];
+		uint32_t used = 0;
+
+		if (req->max_bytes && res->asked_bytes >= req->max_bytes)
+			break;
+		r = thps_thp_recheck(ctx, g, t, req->lowutil_max_bucket, &used, why, sizeof(why));
+		if (r < 0 && r != -EIO && r != -ESRCH && r != -ENOENT)
+			return r;
+		if (r <= 0) {
+			res->ranges_skipped++;
+			continue;
+		}
+		snprintf(cmd, sizeof(cmd), "%d,0x%llx,0x%llx", (int)t->pid, (unsigned long long)t->start,
+			 (unsigned long long)(t->start + g->thp_size));
+		if (write_file_string(path, cmd) < 0) {
+			res->ranges_failed++;
+			continue;
+		}
+		res->ranges_split++;
+		res->asked_bytes += (uint64_t)(g->subpages - used) * g->page_size;
+	}
+	r = thps_act_snapshot(ctx, req->cgroup, &res->after);
+	if (r < 0)
+		return r;
+	if (thps_max_ptes_none_get(ctx, &mpn) == 0 && mpn >= g->subpages - 1)
+		snprintf(res->note, sizeof(res->note), "khugepaged/max_ptes_none is %u: khugepaged may "
+			 "re-collapse the split ranges into THPs full of zeroes again; see "
+			 "--set-max-ptes-none", mpn);
+	return 0;
+}
+
+const struct thps_actuator_ops thps_actuator_split = {
+	.name = "split",
+	.description = "split exactly the low-utilization THPs the scanner found (debugfs)",
+	.probe = split_probe,
+	.act = split_act,
+};

@@ -1,0 +1,62 @@
+#!/bin/bash
+# fetch-kernel.sh KERNEL: makes a Debian kernel image available for the VM tests and prints
+# the path of its bzImage on stdout.
+#   k612  Debian trixie's 6.12 (linux-image-amd64's dependency), through a private apt state:
+#         the system's apt sources are not changed and nothing from trixie is installed.
+#   k61   Debian bookworm's 6.1 (the system's own suite), fetched with apt-get download.
+#   rfc   Debian's 6.1 with the THP shrinker RFC applied; not fetched: it lives in the shared
+#         tree beside the repository (../shared/kernels/rfc-6.1/bzImage, or $THPSHRINK_SHARED).
+# Cache: $THPSHRINK_VM_CACHE (default /var/cache/thpshrink-vm), outside the work tree.
+# Exit: 0 and the path; 77 and the reason on stderr when the kernel cannot be had.
+set -euo pipefail
+KERNEL=${1:?usage: fetch-kernel.sh k612|k61|rfc}
+CACHE=${THPSHRINK_VM_CACHE:-/var/cache/thpshrink-vm}
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+
+skip() { echo "fetch-kernel: $KERNEL: $*" >&2; exit 77; }
+
+find_image() { ls "$1"/boot/vmlinuz-* 2>/dev/null | head -1; }
+
+if [ "$KERNEL" = rfc ]; then
+	for d in "${THPSHRINK_SHARED:-}" "$srcdir/../shared" "$srcdir/../../shared" /work/shared; do
+		[ -n "$d" ] && [ -r "$d/kernels/rfc-6.1/bzImage" ] && { echo "$d/kernels/rfc-6.1/bzImage"; exit 0; }
+	done
+	skip "no RFC kernel: expected ../shared/kernels/rfc-6.1/bzImage beside the repository or \$THPSHRINK_SHARED"
+fi
+
+case "$KERNEL" in
+k612) suite=trixie ;;
+k61) suite=bookworm ;;
+*) echo "fetch-kernel: unknown kernel '$KERNEL': expected k612, k61 or rfc" >&2; exit 2 ;;
+esac
+
+dir=$CACHE/$KERNEL
+img=$(find_image "$dir/root" || true)
+if [ -n "$img" ]; then echo "$img"; exit 0; fi
+
+command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || skip "apt-get/dpkg-deb not available"
+mkdir -p "$CACHE" || skip "cannot create cache $CACHE"
+exec 9>"$CACHE/.lock"; flock 9
+
+# A private apt state for the suite: sources, lists and archives under the cache.
+apt=$CACHE/apt-$suite
+mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$dir/debs"
+echo "deb http://deb.debian.org/debian $suite main" > "$apt/sources.list"
+A=(-o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$apt/lists"
+   -o Dir::Cache="$apt/cache" -o APT::Sandbox::User=root -q)
+apt-get "${A[@]}" update >&2 || skip "apt-get update of $suite failed (no network?)"
+pkg=$(apt-cache "${A[@]}" depends linux-image-amd64 | awk '/Depends: linux-image-/{print $2; exit}')
+[ -n "$pkg" ] || skip "linux-image-amd64 of $suite names no linux-image package"
+(cd "$dir/debs" && rm -f ./*.deb && apt-get "${A[@]}" download "$pkg" >&2) || skip "apt-get download $pkg failed"
+rm -rf "$dir/root.tmp"
+dpkg-deb -x "$dir"/debs/"${pkg}"_*.deb "$dir/root.tmp"
+rm -f "$dir"/debs/*.deb  # the unpacked tree is what we keep
+# The tests need no modules (cgroup2, debugfs, THP are built in); keep only the image.
+mkdir -p "$dir/root/boot"
+mv "$dir"/root.tmp/boot/vmlinuz-* "$dir/root/boot/"
+rm -rf "$dir/root.tmp"
+echo "$pkg" > "$dir/package"
+img=$(find_image "$dir/root")
+[ -n "$img" ] || skip "$pkg has no boot/vmlinuz-*"
+echo "$img"

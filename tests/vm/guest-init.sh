@@ -1,0 +1,54 @@
+#!/bin/sh
+# /init of the thpshrink VM initramfs (busybox). Mounts the kernel filesystems, cgroup2 with the
+# memory controller enabled for the root's children, debugfs; then runs every
+# /scenarios/NN-*.sh in order, each in its own shell with THPS_KERNEL set, restores the THP
+# knobs and removes the scenario's cgroups after it; prints THPS-VM-DONE and powers off.
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t devtmpfs dev /dev 2>/dev/null
+exec </dev/console >/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmp /tmp
+mount -t tmpfs run /run
+trap 'poweroff -f' EXIT # if init dies anyway: panic=-1 reboots and qemu -no-reboot exits
+
+THPS_KERNEL=$(sed -n 's/.*thps\.kernel=\([^ ]*\).*/\1/p' /proc/cmdline)
+export THPS_KERNEL
+. /lib.sh
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control ||
+	vm_fail vm.cgroup "cannot enable +memory in the root's cgroup.subtree_control"
+
+T=/sys/kernel/mm/transparent_hugepage
+mpn0=$(cat $T/khugepaged/max_ptes_none)
+scan0=$(cat $T/khugepaged/scan_sleep_millisecs)
+alloc0=$(cat $T/khugepaged/alloc_sleep_millisecs)
+enabled0=$(sed 's/.*\[\(.*\)\].*/\1/' $T/enabled)
+vm_pass vm.boot "kernel=$(uname -r) uptime=$(vm_uptime)s thp=$enabled0 max_ptes_none=$mpn0" \
+	"shrink_underused=$(cat $T/shrink_underused 2>/dev/null || echo n/a)" \
+	"swap=$(awk 'NR>1' /proc/swaps | wc -l) cgroup2=$(cat /sys/fs/cgroup/cgroup.subtree_control)"
+
+for s in /scenarios/[0-9]*.sh; do
+	[ -e "$s" ] || continue
+	name=$(basename "$s" .sh)
+	t0=$(vm_uptime)
+	echo "== scenario $name (uptime ${t0}s)"
+	VM_SCENARIO=${name#[0-9]*-} timeout ${THPS_VM_SCENARIO_TIMEOUT:-240} sh -c ". /lib.sh; VM_SCENARIO=${name#[0-9]*-}; . $s"
+	rc=$?
+	[ $rc = 0 ] || vm_fail "${name#[0-9]*-}.exit" "scenario script exited with status $rc"
+	# Leave the next scenario a clean machine: no leftover workload, the boot-time knobs.
+	for cg in /sys/fs/cgroup/*/; do
+		[ -f "$cg/cgroup.kill" ] || continue
+		echo 1 > "$cg/cgroup.kill" 2>/dev/null
+		i=0; while [ -s "$cg/cgroup.procs" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+		rmdir "$cg" 2>/dev/null
+	done
+	echo "$mpn0" > $T/khugepaged/max_ptes_none
+	echo "$scan0" > $T/khugepaged/scan_sleep_millisecs
+	echo "$alloc0" > $T/khugepaged/alloc_sleep_millisecs
+	echo "$enabled0" > $T/enabled
+	echo "== scenario $name took $(awk "BEGIN{print $(vm_uptime) - $t0}")s"
+done
+echo "THPS-VM-DONE kernel=$THPS_KERNEL uptime=$(vm_uptime)s"
+poweroff -f

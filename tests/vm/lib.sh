@@ -1,0 +1,97 @@
+# lib.sh: helpers for the VM scenarios (tests/vm/scenarios/NN-name.sh), sourced by the guest.
+#
+# A scenario is a busybox sh script run once per boot, in order, with these set:
+#   THPS_KERNEL  k612 | k61 | rfc          VM_SCENARIO  its name without the NN- prefix
+# It reports with result lines, which the host collects; every check must be able to fail:
+#   vm_pass NAME DETAIL...   -> RESULT PASS <scenario>.NAME DETAIL
+#   vm_fail NAME DETAIL...   -> RESULT FAIL <scenario>.NAME DETAIL
+#   vm_skip NAME REASON...   -> RESULT SKIP <scenario>.NAME REASON
+#   vm_check NAME DETAIL CMD...  runs CMD (e.g. `[ "$a" -lt "$b" ]`): PASS if it succeeds, else FAIL
+# Cgroups and workloads (cgroup2 is at /sys/fs/cgroup, +memory enabled for the root's children):
+#   vm_cgroup_new NAME       creates /sys/fs/cgroup/NAME; prints its path
+#   vm_bloat_start CG ARGS.. starts `thpshrink-bloat ARGS` already inside cgroup CG (a path or a
+#                            NAME under /sys/fs/cgroup) before it allocates (cgroup v2 does not
+#                            move charges), waits for READY; sets BLOAT_PID BLOAT_START
+#                            BLOAT_END BLOAT_LOG; returns 1 (and says why) if it never got ready
+#   vm_bloat_verify [PID LOG] SIGUSR1, waits for VERIFY; prints the line; returns 0 on VERIFY OK
+#   vm_bloat_stop [PID]      SIGTERM and wait
+# Reading the kernel:
+#   vm_mem_current CG        memory.current in bytes
+#   vm_memstat CG KEY        a memory.stat value ("n/a" if absent)
+#   vm_vmstat KEY            a /proc/vmstat value ("n/a" if absent)
+#   vm_thp_knob REL          cat /sys/kernel/mm/transparent_hugepage/REL ("n/a" if absent)
+#   vm_set_thp_knob REL VAL  writes it and prints "# knob REL: OLD -> VAL"
+#                            (init restores the boot-time max_ptes_none, khugepaged sleeps and
+#                            THP mode after every scenario, and kills its cgroups' processes)
+#   vm_uptime                seconds since boot (for timings)
+#   vm_mib BYTES             BYTES in MiB, one decimal
+CG_ROOT=/sys/fs/cgroup
+THP_SYS=/sys/kernel/mm/transparent_hugepage
+
+vm_result() { # KIND NAME DETAIL...
+	_k=$1 _n=$2; shift 2
+	echo "RESULT $_k ${VM_SCENARIO:+$VM_SCENARIO.}$_n $*"
+}
+vm_pass() { vm_result PASS "$@"; }
+vm_fail() { vm_result FAIL "$@"; }
+vm_skip() { vm_result SKIP "$@"; }
+vm_check() { # NAME DETAIL CMD...
+	_cn=$1 _cd=$2; shift 2
+	if "$@"; then vm_pass "$_cn" "$_cd"; else vm_fail "$_cn" "$_cd"; fi
+}
+
+vm_uptime() { cut -d' ' -f1 /proc/uptime; }
+vm_mib() { awk -v b="$1" 'BEGIN{printf "%.1f", b/1048576}'; }
+
+vm_cgpath() { case $1 in /*) echo "$1" ;; *) echo "$CG_ROOT/$1" ;; esac; }
+vm_cgroup_new() {
+	_p=$(vm_cgpath "$1")
+	mkdir -p "$_p" && echo "$_p"
+}
+
+vm_bloat_start() { # CG ARGS...
+	_cg=$(vm_cgpath "$1"); shift
+	_n=$(basename "$_cg")
+	BLOAT_LOG=/tmp/bloat-$_n.log
+	_ready=/tmp/bloat-$_n.ready
+	rm -f "$_ready"; : > "$BLOAT_LOG"
+	# The child joins the cgroup, then execs: every page it faults in is charged there.
+	sh -c "echo \$\$ > '$_cg/cgroup.procs' && exec thpshrink-bloat --ready-file '$_ready' $*" \
+		>> "$BLOAT_LOG" 2>&1 &
+	_i=0
+	while [ ! -s "$_ready" ] && [ $_i -lt 600 ]; do sleep 0.1; _i=$((_i + 1)); done
+	if [ ! -s "$_ready" ]; then
+		echo "# thpshrink-bloat in $_cg never got ready: $(cat "$BLOAT_LOG")"
+		return 1
+	fi
+	BLOAT_PID=$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$_ready")
+	BLOAT_START=$(sed -n 's/.*start=\(0x[0-9a-f]*\).*/\1/p' "$_ready")
+	BLOAT_END=$(sed -n 's/.*end=\(0x[0-9a-f]*\).*/\1/p' "$_ready")
+	echo "# bloat in $_cg: $(cat "$_ready")"
+}
+
+vm_bloat_verify() { # [PID LOG]
+	_p=${1:-$BLOAT_PID} _l=${2:-$BLOAT_LOG}
+	_before=$(grep -c VERIFY "$_l")
+	kill -USR1 "$_p" || return 1
+	_i=0
+	while [ "$(grep -c VERIFY "$_l")" = "$_before" ] && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	_v=$(grep VERIFY "$_l" | tail -1)
+	echo "$_v"
+	case $_v in "VERIFY OK"*) return 0 ;; *) return 1 ;; esac
+}
+
+vm_bloat_stop() { # [PID]
+	kill "${1:-$BLOAT_PID}" 2>/dev/null
+	wait "${1:-$BLOAT_PID}" 2>/dev/null
+	return 0
+}
+
+vm_mem_current() { cat "$(vm_cgpath "$1")/memory.current"; }
+vm_memstat() { awk -v k="$2" '$1==k{print $2; f=1} END{if(!f)print "n/a"}' "$(vm_cgpath "$1")/memory.stat"; }
+vm_vmstat() { awk -v k="$1" '$1==k{print $2; f=1} END{if(!f)print "n/a"}' /proc/vmstat; }
+vm_thp_knob() { cat "$THP_SYS/$1" 2>/dev/null || echo n/a; }
+vm_set_thp_knob() { # REL VALUE
+	_old=$(vm_thp_knob "$1")
+	echo "$2" > "$THP_SYS/$1" && echo "# knob $1: $_old -> $2"
+}

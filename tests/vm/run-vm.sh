@@ -1,0 +1,94 @@
+#!/bin/bash
+# run-vm.sh KERNEL: boots KERNEL (k612 | k61 | rfc) under qemu TCG with an initramfs holding
+# busybox, the project's built programs, the tools of tests/tools, lib.sh and every
+# scenarios/NN-*.sh; the guest runs each scenario and prints "RESULT PASS|FAIL|SKIP name details"
+# lines. They are collected into $builddir/tests/vm/results/KERNEL.result; the console log is
+# KERNEL.log beside it. Exit: 0 if no FAIL, 1 on any FAIL, 77 if qemu or the kernel is missing.
+#
+# Environment: top_srcdir, top_builddir (default: this script's repository and the cwd),
+#   THPS_VM_TIMEOUT (hard limit per boot, seconds, default 420), THPS_VM_APPEND (extra cmdline),
+#   THPS_VM_SCENARIOS (glob of scenario names to include, default "*").
+#
+# KVM is never used: on this project's machines /dev/kvm exists but KVM pauses with an internal
+# error (see README), and TCG with -cpu max gives the guest every instruction the binaries need.
+set -uo pipefail
+KERNEL=${1:?usage: run-vm.sh k612|k61|rfc}
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
+builddir=${top_builddir:-$(pwd)}
+builddir=$(cd "$builddir" && pwd)
+outdir=$builddir/tests/vm/results
+mkdir -p "$outdir"
+result=$outdir/$KERNEL.result
+log=$outdir/$KERNEL.log
+: > "$result"
+
+skip() {
+	echo "SKIP vm.$KERNEL $*" | tee -a "$result"
+	exit 77
+}
+
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (package qemu-system-x86)"
+[ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
+	skip "/bin/busybox is not busybox-static (package busybox-static)"
+image=$("$here/fetch-kernel.sh" "$KERNEL" 2>"$outdir/$KERNEL.fetch.log")
+case $? in
+0) ;;
+77) skip "$(tail -1 "$outdir/$KERNEL.fetch.log")" ;;
+*) echo "FAIL vm.$KERNEL.fetch $(tail -1 "$outdir/$KERNEL.fetch.log")" | tee -a "$result"; exit 1 ;;
+esac
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/thps-vm.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+S=$stage/root
+mkdir -p "$S"/{bin,dev,proc,sys,tmp,etc,run,scenarios}
+ln -s bin "$S/sbin"; mkdir -p "$S/usr"; ln -s ../bin "$S/usr/bin"; ln -s ../bin "$S/usr/sbin"
+cp /bin/busybox "$S/bin/busybox"
+for a in $("$S/bin/busybox" --list); do [ -e "$S/bin/$a" ] || ln -s busybox "$S/bin/$a"; done
+mknod -m 600 "$S/dev/console" c 5 1
+mknod -m 666 "$S/dev/null" c 1 3
+
+# A dynamically linked program goes in with the libraries ldd names (and its loader).
+copy_with_libs() {
+	install -m 755 "$1" "$S/bin/$(basename "$1")"
+	for l in $(ldd "$1" 2>/dev/null | grep -o '/[^ ]*'); do
+		[ -e "$S$l" ] || install -D -m 755 "$l" "$S$l"
+	done
+}
+progs=""
+for p in thpshrink thpshrinkd thpshrink-oci-hook thpshrink-bloat; do
+	[ -x "$builddir/$p" ] && { copy_with_libs "$builddir/$p"; progs="$progs $p"; }
+done
+for p in "$builddir"/tests/tools/*; do
+	[ -f "$p" ] && [ -x "$p" ] && { copy_with_libs "$p"; progs="$progs $(basename "$p")"; }
+done
+install -m 644 "$here/lib.sh" "$S/lib.sh"
+install -m 755 "$here/guest-init.sh" "$S/init"
+for s in "$here"/scenarios/[0-9]*.sh; do
+	[ -e "$s" ] || continue
+	# shellcheck disable=SC2053
+	[[ $(basename "$s" .sh) == ${THPS_VM_SCENARIOS:-*} ]] && install -m 644 "$s" "$S/scenarios/"
+done
+(cd "$S" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 | gzip -1 > "$stage/initrd.gz")
+
+echo "vm: $KERNEL: $image, initramfs $(du -k "$stage/initrd.gz" | cut -f1) KiB, programs:$progs"
+t0=$(date +%s.%N)
+timeout -k 10 "${THPS_VM_TIMEOUT:-420}" qemu-system-x86_64 -accel tcg -cpu max -m 2G -smp 2 \
+	-nographic -no-reboot -nodefaults -serial stdio -kernel "$image" -initrd "$stage/initrd.gz" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=always thps.kernel=$KERNEL ${THPS_VM_APPEND:-}" \
+	</dev/null 2>&1 | tr -d '\r' > "$log"
+qrc=${PIPESTATUS[0]}
+t1=$(date +%s.%N)
+wall=$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")
+
+# qemu's status says nothing about the tests: judge by the result lines and the end marker.
+grep -a -o 'RESULT \(PASS\|FAIL\|SKIP\) .*' "$log" | sed 's/^RESULT //' >> "$result"
+if ! grep -a -q '^THPS-VM-DONE' "$log"; then
+	reason="no end marker (qemu rc=$qrc$([ "$qrc" = 124 ] && echo ", hard timeout ${THPS_VM_TIMEOUT:-420}s"))"
+	echo "FAIL vm.$KERNEL.done $reason; see $log" >> "$result"
+else
+	echo "PASS vm.$KERNEL.done wall=${wall}s $(grep -a -o 'THPS-VM-DONE.*' "$log" | head -1 | cut -d' ' -f2-)" >> "$result"
+fi
+echo "vm: $KERNEL: qemu rc=$qrc wall=${wall}s log=$log"
+sed "s/^/  /" "$result"
+! grep -q '^FAIL' "$result"
