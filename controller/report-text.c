@@ -141,6 +141,13 @@ static void print_none(FILE *f, const struct thps_scan *scan, const struct thps_
 		hint = "every large enough anonymous mapping may get THPs";
 	else
 		hint = "could not read transparent_hugepage/enabled";
+	if (!scan->summary.method) {
+		fputs("no per-cgroup THP figures: the scanner source did not run", f);
+		if (scan->have_kernel_hist)
+			fputs(" (the kernel's machine-wide histogram follows)", f);
+		fputs("\n\n", f);
+		return;
+	}
 	fprintf(f, "no anonymous THPs found in %" PRIu64 " process%s", scan->summary.procs_scanned,
 		scan->summary.procs_scanned == 1 ? "" : "es");
 	if (o->pid > 0)

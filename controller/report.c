@@ -28,6 +28,10 @@ size_t thps_report_probe_sources(const struct thps_ctx *ctx, const struct thps_s
 			snprintf(st->reason, sizeof(st->reason), "no reason given");
 		else if (r > 0)
 			st->reason[0] = '\0';
+		/* Some probes start their reason with the verdict; the report prints that itself. */
+		if (!strncmp(st->reason, "not usable: ", strlen("not usable: ")))
+			memmove(st->reason, st->reason + strlen("not usable: "),
+				strlen(st->reason) - strlen("not usable: ") + 1);
 	}
 	return n;
 }

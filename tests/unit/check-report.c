@@ -231,6 +231,29 @@ START_TEST(test_empty_golden)
 }
 END_TEST
 
+/* --source debugfs on the RFC kernel: no scanner figures, only the kernel's histogram. */
+START_TEST(test_kernel_only_golden)
+{
+	struct thps_scan s;
+	struct thps_geometry g;
+	struct thps_report_opts o = opts_for(0);
+
+	thps_geometry_default(&g);
+	thps_scan_init(&s, &g);
+	thps_scan_finish(&s, 0);
+	s.have_kernel_hist = true;
+	s.kernel_hist.thps[0] = 1331;
+	s.kernel_hist.zero_subpages[0] = 680884;
+	s.kernel_hist.thps[9] = 400;
+	s.kernel_hist.zero_subpages[9] = 13;
+	s.kernel_last_scan_time = 19.25;
+	s.kernel_last_scan_duration = 9.27;
+	render_and_check(&s, &o, TEXT, "kernel-only.txt");
+	render_and_check(&s, &o, JSON, "kernel-only.json");
+	thps_scan_free(&s);
+}
+END_TEST
+
 START_TEST(test_order_by_waste)
 {
 	struct thps_scan s;
@@ -314,7 +337,7 @@ static int probe_yes(const struct thps_ctx *ctx, char *why, size_t n)
 }
 static int probe_no(const struct thps_ctx *ctx, char *why, size_t n)
 {
-	snprintf(why, n, "no debugfs");
+	snprintf(why, n, "not usable: no debugfs");
 	return 0;
 }
 static int probe_silent(const struct thps_ctx *ctx, char *why, size_t n)
@@ -364,6 +387,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_multi_golden);
 	tcase_add_test(tc, test_cut_no_kernel_golden);
 	tcase_add_test(tc, test_empty_golden);
+	tcase_add_test(tc, test_kernel_only_golden);
 	tcase_add_test(tc, test_order_by_waste);
 	tcase_add_test(tc, test_json_string_escapes);
 	tcase_add_test(tc, test_format_bytes);
