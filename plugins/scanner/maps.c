@@ -49,5 +49,5 @@ int thps_maps_next(FILE *f, struct thps_vma *ret)
 		if (r != 0)
 			return r;
 	}
-	return ferror(f) ? -EIO : 0;
+	return ferror(f) ? (errno > 0 ? -errno : -EIO) : 0;
 }

@@ -303,6 +303,8 @@ static int scan_pid(struct scanner *s, pid_t pid)
 	case -EPERM:
 	case -EACCES:
 	case -EINVAL: /* a maps line we cannot parse: skip this process, not the scan */
+	case -EIO:    /* a read of a dying process's maps/pagemap failed */
+	case -ENOENT: /* its /proc files vanished */
 		s->scan->summary.procs_skipped++;
 		return 0;
 	default:
