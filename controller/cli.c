@@ -4,5 +4,6 @@
 #include "cli.h"
 
 const struct thps_cli_command thps_cli_commands[] = {
+	{ "reclaim", "give one cgroup's wasted THP memory back (memory.reclaim or split)", thps_cli_reclaim },
 	{ NULL, NULL, NULL },
 };

@@ -9,3 +9,6 @@ struct thps_cli_command {
 };
 
 extern const struct thps_cli_command thps_cli_commands[];
+
+/* thpshrink reclaim (cli-reclaim.c) */
+int thps_cli_reclaim(int argc, char **argv);
