@@ -190,6 +190,9 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 		return r;
 	if (r == 0) {
 		snprintf(res->note, sizeof(res->note), "refused: %s", why);
+		/* still measured, so the caller's before/after show that nothing changed */
+		if (thps_act_snapshot(ctx, req->cgroup, &res->before) == 0)
+			res->after = res->before;
 		return 0;
 	}
 	if (req->n_ranges == 0) {

@@ -7,6 +7,7 @@
 #   vm_fail NAME DETAIL...   -> RESULT FAIL <scenario>.NAME DETAIL
 #   vm_skip NAME REASON...   -> RESULT SKIP <scenario>.NAME REASON
 #   vm_check NAME DETAIL CMD...  runs CMD (e.g. `[ "$a" -lt "$b" ]`): PASS if it succeeds, else FAIL
+#   vm_has TEXT PATTERN      true if a line of TEXT matches the grep PATTERN (for vm_check)
 # Cgroups and workloads (cgroup2 is at /sys/fs/cgroup, +memory enabled for the root's children):
 #   vm_cgroup_new NAME       creates /sys/fs/cgroup/NAME; prints its path
 #   vm_bloat_start CG ARGS.. starts `thpshrink-bloat ARGS` already inside cgroup CG (a path or a
@@ -39,6 +40,8 @@ vm_check() { # NAME DETAIL CMD...
 	_cn=$1 _cd=$2; shift 2
 	if "$@"; then vm_pass "$_cn" "$_cd"; else vm_fail "$_cn" "$_cd"; fi
 }
+
+vm_has() { printf '%s\n' "$1" | grep -q -- "$2"; }
 
 vm_uptime() { cut -d' ' -f1 /proc/uptime; }
 vm_mib() { awk -v b="$1" 'BEGIN{printf "%.1f", b/1048576}'; }

@@ -12,7 +12,7 @@ for m in reclaim split; do
 	echo "$out"
 	vm_summary "$out"
 	vm_check $m-reports "rc=$rc waste=$waste_before $(echo "$out" | grep '^note:')" \
-		sh -c "[ $rc = 0 ] && [ $waste_before -ge $((8 * 2 * 1048576 * 9 / 10)) ] && echo '$out' | grep -q 'dry run'"
+		[ "$rc" = 0 -a "$waste_before" -ge $((8 * 2 * 1048576 * 9 / 10)) -a "$(vm_has "$out" 'dry run' && echo y)" = y ]
 	vm_thpcheck "$BLOAT_PID" "$BLOAT_START" "$BLOAT_END"
 	mc1=$(vm_mem_current "$cg")
 	vm_check $m-changes-nothing "THPs $thp0->$chk_thp memory.current $mc0->$mc1 thp_split_page $sp0->$(vm_vmstat thp_split_page)" \
