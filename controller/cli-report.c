@@ -279,7 +279,7 @@ static int collect(const struct thps_ctx *ctx, const struct report_args *a,
 	return 0;
 }
 
-int cli_report(int argc, char **argv)
+int thps_cli_report(int argc, char **argv)
 {
 	struct report_args a = {};
 	struct thps_source_status st[MAX_SOURCES];

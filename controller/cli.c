@@ -4,8 +4,9 @@
 #include "cli.h"
 
 const struct thps_cli_command thps_cli_commands[] = {
-	{ "report", "scan THPs and print per-cgroup utilization and waste", cli_report },
+	{ "report", "scan THPs and print per-cgroup utilization and waste", thps_cli_report },
 	{ "probe", "what this kernel lets thpshrink do, and what follows", thps_cli_probe },
+	{ "reclaim", "give one cgroup's wasted THP memory back (memory.reclaim or split)", thps_cli_reclaim },
 	{ "validate", "check policy files as the daemon would load them", thps_cli_validate },
 	{ NULL, NULL, NULL },
 };
