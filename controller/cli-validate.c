@@ -11,8 +11,9 @@
 static void help(void)
 {
 	printf("Usage: thpshrink validate [--keys] [--check-owner] FILE|DIR...\n\n"
-	       "Checks policy files (a directory: every *.json in it, as the daemon loads them,\n"
-	       "with names unique across files). Prints every error as FILE:LINE:COL: PATH: ...\n"
+	       "Checks policy files (a directory: every *.json in it, as the daemon loads them).\n"
+	       "Policy names must be unique across the files given, as across a directory. Prints "
+	       "every error as FILE:LINE:COL: PATH: ...\n"
 	       "Exit 0 when all are valid, 1 otherwise.\n\n"
 	       "  --keys         list every policy key with its type, range and default\n"
 	       "  --check-owner  also refuse files not owned by root or writable by others\n");
@@ -30,11 +31,12 @@ static void print_errors(struct thps_policy_errors *errs)
 int thps_cli_validate(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "keys", no_argument, NULL, 'k' },
-		{ "check-owner", no_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
+	    {"help", no_argument, NULL, 'h'},
+	    {"keys", no_argument, NULL, 'k'},
+	    {"check-owner", no_argument, NULL, 'o'},
+	    {NULL, 0, NULL, 0},
 	};
+	struct thps_policy_set *all;
 	unsigned flags = 0;
 	int c, bad = 0;
 
@@ -58,8 +60,14 @@ int thps_cli_validate(int argc, char **argv)
 		fprintf(stderr, "thpshrink validate: no FILE given (see --help)\n");
 		return 2;
 	}
+	/* files given together are one set, as in the daemon's directory: names must be unique */
+	all = thps_policy_set_new();
+	if (!all) {
+		fprintf(stderr, "thpshrink validate: out of memory\n");
+		return 1;
+	}
 	for (int i = optind; i < argc; i++) {
-		struct thps_policy_errors errs = { 0 };
+		struct thps_policy_errors errs = {0};
 		struct stat st;
 		int r;
 
@@ -70,19 +78,20 @@ int thps_cli_validate(int argc, char **argv)
 				printf("%s: %zu policies OK\n", argv[i], set->n);
 			thps_policy_set_free(set);
 		} else {
-			struct thps_policy_set *set = thps_policy_set_new();
-			if (!set) {
-				fprintf(stderr, "thpshrink validate: out of memory\n");
-				return 1;
-			}
-			r = thps_policy_load_file(argv[i], flags, set, &errs);
+			r = thps_policy_load_file(argv[i], flags, all, &errs);
 			if (r >= 0)
 				printf("%s: %d policies OK\n", argv[i], r);
-			thps_policy_set_free(set);
 		}
 		if (r < 0)
 			bad = 1;
 		print_errors(&errs);
 	}
+	{
+		struct thps_policy_errors errs = {0};
+		if (thps_policy_set_check_unique(all, &errs) < 0)
+			bad = 1;
+		print_errors(&errs);
+	}
+	thps_policy_set_free(all);
 	return bad;
 }

@@ -11,7 +11,9 @@ struct thps_cli_command {
 extern const struct thps_cli_command thps_cli_commands[];
 
 /* thpshrink report (cli-report.c). */
-int cli_report(int argc, char **argv);
+int thps_cli_report(int argc, char **argv);
 int thps_cli_probe(int argc, char **argv);
+/* thpshrink reclaim (cli-reclaim.c) */
+int thps_cli_reclaim(int argc, char **argv);
 /* cli-validate.c */
 int thps_cli_validate(int argc, char **argv);

@@ -8,13 +8,8 @@
 #include "engine.h"
 #include "macro.h"
 
-#define N_BUCKETS 4096
+#define N_BUCKETS    4096
 #define USEC_PER_SEC 1000000ULL
-
-struct sample {
-	uint64_t t;
-	uint64_t lowutil_thps;
-};
 
 struct bucket {
 	double tokens, rate, burst;
@@ -26,7 +21,7 @@ struct cg {
 	struct cg *next;
 	char *path;
 	uint64_t gen;
-	struct sample *hist;
+	struct thps_sample *hist;
 	unsigned hist_n, hist_head;
 	struct thps_decision *dec;
 	unsigned dec_n, dec_head;
@@ -52,32 +47,44 @@ struct thps_engine {
 void thps_engine_config_default(struct thps_engine_config *c)
 {
 	*c = (struct thps_engine_config){
-		.reclaim_bytes_per_sec = 256ULL << 20,
-		.reclaim_burst_bytes = 1ULL << 30,
-		.scan_thps_per_sec = 200000,
-		.cpu_share = 0.05,
-		.history = 64,
-		.decisions = 16,
-		.max_cgroups = 65536,
-		.max_backoff_shift = 6,
-		.noeffect_ratio = 0.05,
-		.min_action_bytes = 2ULL << 20,
+	    .reclaim_bytes_per_sec = 256ULL << 20,
+	    .reclaim_burst_bytes = 1ULL << 30,
+	    .scan_thps_per_sec = 200000,
+	    .cpu_share = 0.05,
+	    .history = 64,
+	    .decisions = 16,
+	    .max_cgroups = 65536,
+	    .max_backoff_shift = 6,
+	    .noeffect_ratio = 0.05,
+	    .min_action_bytes = 2ULL << 20,
+	};
+}
+
+void thps_figures_from_stats(const struct thps_cgroup_stats *st, const struct thps_policy *p,
+			     const struct thps_geometry *g, double psi, struct thps_figures *ret)
+{
+	*ret = (struct thps_figures){
+	    .lowutil_thps = thps_hist_lowutil_thps(&st->hist, p->lowutil_max_bucket),
+	    .waste_bytes = thps_hist_lowutil_zero(&st->hist, p->lowutil_max_bucket) * g->page_size,
+	    .partial_bytes = st->partial_unmapped_bytes,
+	    .memory_current = st->have_memstat ? st->memory_current : 0,
+	    .pressure_some_avg10 = psi,
 	};
 }
 
 const char *thps_rule_name(enum thps_rule r)
 {
 	static const char *const n[] = {
-		[THPS_RULE_MIN_WASTE] = "min_waste",
-		[THPS_RULE_GROWTH] = "lowutil_growth",
-		[THPS_RULE_NO_TRIGGER] = "no_trigger",
-		[THPS_RULE_OBSERVE] = "observe",
-		[THPS_RULE_COOLDOWN] = "cooldown",
-		[THPS_RULE_NOEFFECT_BACKOFF] = "noeffect_backoff",
-		[THPS_RULE_PRESSURE_SKIP] = "pressure_skip",
-		[THPS_RULE_PRESSURE_BACKOFF] = "pressure_backoff",
-		[THPS_RULE_BUDGET] = "budget",
-		[THPS_RULE_NOTHING] = "nothing_reclaimable",
+	    [THPS_RULE_MIN_WASTE] = "min_waste",
+	    [THPS_RULE_GROWTH] = "lowutil_growth",
+	    [THPS_RULE_NO_TRIGGER] = "no_trigger",
+	    [THPS_RULE_OBSERVE] = "observe",
+	    [THPS_RULE_COOLDOWN] = "cooldown",
+	    [THPS_RULE_NOEFFECT_BACKOFF] = "noeffect_backoff",
+	    [THPS_RULE_PRESSURE_SKIP] = "pressure_skip",
+	    [THPS_RULE_PRESSURE_BACKOFF] = "pressure_backoff",
+	    [THPS_RULE_BUDGET] = "budget",
+	    [THPS_RULE_NOTHING] = "nothing_reclaimable",
 	};
 	return (size_t)r < ELEMENTSOF(n) ? n[r] : "?";
 }
@@ -236,9 +243,10 @@ size_t thps_engine_n_cgroups(const struct thps_engine *e)
 	return e->n;
 }
 
-static void hist_push(const struct thps_engine *e, struct cg *c, uint64_t now, uint64_t lowutil)
+static void hist_push(const struct thps_engine *e, struct cg *c, uint64_t now,
+		      const struct thps_figures *f)
 {
-	c->hist[c->hist_head] = (struct sample){ now, lowutil };
+	c->hist[c->hist_head] = (struct thps_sample){now, *f};
 	c->hist_head = (c->hist_head + 1) % e->cfg.history;
 	if (c->hist_n < e->cfg.history)
 		c->hist_n++;
@@ -252,11 +260,11 @@ static uint64_t hist_growth(const struct thps_engine *e, const struct cg *c, uin
 	uint64_t low = current;
 
 	for (unsigned i = 0; i < c->hist_n; i++) {
-		const struct sample *s =
-			&c->hist[(c->hist_head + e->cfg.history - 1 - i) % e->cfg.history];
+		const struct thps_sample *s =
+		    &c->hist[(c->hist_head + e->cfg.history - 1 - i) % e->cfg.history];
 		if (now - s->t > window && i > 0)
 			break;
-		low = MIN(low, s->lowutil_thps);
+		low = MIN(low, s->figures.lowutil_thps);
 	}
 	return current - low;
 }
@@ -291,8 +299,8 @@ static void fired_text(const struct thps_policy *p, const struct thps_decision *
 	if (d->rule == THPS_RULE_GROWTH || (!d->fired && false)) {
 		thps_format_duration(p->trigger_growth_window_usec, w, sizeof(w));
 		snprintf(buf, size, "low-util THPs grew by %llu >= %llu within %s",
-			 (unsigned long long)d->growth,
-			 (unsigned long long)p->trigger_growth_thps, w);
+			 (unsigned long long)d->growth, (unsigned long long)p->trigger_growth_thps,
+			 w);
 		return;
 	}
 	fmt_size(d->reclaimable, a, sizeof(a));
@@ -308,7 +316,7 @@ static void hold_text(uint64_t until, uint64_t now, char *buf, size_t size)
 int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct thps_policy *p,
 		       uint64_t now, const struct thps_figures *f, struct thps_decision *ret)
 {
-	struct thps_decision d = { .now = now, .action = THPS_ACT_NONE, .inputs = *f };
+	struct thps_decision d = {.now = now, .action = THPS_ACT_NONE, .inputs = *f};
 	char fired[160], t1[32], t2[32];
 	enum thps_rule fire_rule = THPS_RULE_NO_TRIGGER;
 	struct cg *c;
@@ -319,7 +327,7 @@ int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct t
 	if (r < 0)
 		return r;
 	snprintf(d.policy, sizeof(d.policy), "%s", p->name);
-	hist_push(e, c, now, f->lowutil_thps);
+	hist_push(e, c, now, f);
 
 	d.reclaimable = f->waste_bytes;
 	if (p->action == THPS_POLICY_RECLAIM)
@@ -518,6 +526,20 @@ int thps_engine_scan_due(struct thps_engine *e, const char *cgroup, const struct
 	return 1;
 }
 
+size_t thps_engine_history(const struct thps_engine *e, const char *cgroup, struct thps_sample *buf,
+			   size_t n)
+{
+	const struct cg *c = cg_find(e, cgroup);
+	size_t k;
+
+	if (!c)
+		return 0;
+	k = MIN(n, (size_t)c->hist_n);
+	for (size_t i = 0; i < k; i++)
+		buf[i] = c->hist[(c->hist_head + e->cfg.history - k + i) % e->cfg.history];
+	return k;
+}
+
 const struct thps_decision *thps_engine_last(const struct thps_engine *e, const char *cgroup)
 {
 	return last_decision(e, cg_find(e, cgroup));
@@ -543,17 +565,18 @@ int thps_engine_explain(const struct thps_engine *e, const char *cgroup, FILE *f
 	fprintf(f, "  last %u decisions, oldest first:\n", c->dec_n);
 	for (unsigned i = 0; i < c->dec_n; i++) {
 		const struct thps_decision *d =
-			&c->dec[(c->dec_head + e->cfg.decisions - c->dec_n + i) % e->cfg.decisions];
+		    &c->dec[(c->dec_head + e->cfg.decisions - c->dec_n + i) % e->cfg.decisions];
 		char w[32], pa[32], m[32];
 		fmt_size(d->inputs.waste_bytes, w, sizeof(w));
 		fmt_size(d->inputs.partial_bytes, pa, sizeof(pa));
 		fmt_size(d->inputs.memory_current, m, sizeof(m));
 		fprintf(f, "  [%.3fs] %s: %s\n", (double)d->now / USEC_PER_SEC,
 			thps_rule_name(d->rule), d->why);
-		fprintf(f,
-			"      inputs: low-util THPs %llu, waste %s, partial %s, memory.current %s, "
-			"pressure ",
-			(unsigned long long)d->inputs.lowutil_thps, w, pa, m);
+		fprintf(
+		    f,
+		    "      inputs: low-util THPs %llu, waste %s, partial %s, memory.current %s, "
+		    "pressure ",
+		    (unsigned long long)d->inputs.lowutil_thps, w, pa, m);
 		if (d->inputs.pressure_some_avg10 >= 0)
 			fprintf(f, "%.2f%%", d->inputs.pressure_some_avg10);
 		else

@@ -23,20 +23,22 @@
 #include <stdio.h>
 
 #include "policy.h"
+#include "scan.h"
+#include "thp.h"
 
 struct thps_engine;
 
 struct thps_engine_config {
 	uint64_t reclaim_bytes_per_sec; /* global, across all cgroups */
-	uint64_t reclaim_burst_bytes;   /* global bucket size */
-	uint64_t scan_thps_per_sec;     /* global */
-	double cpu_share;               /* of one CPU, for scanning (0.05 = 5%) */
-	unsigned history;               /* samples kept per cgroup */
-	unsigned decisions;             /* decisions kept per cgroup */
+	uint64_t reclaim_burst_bytes;	/* global bucket size */
+	uint64_t scan_thps_per_sec;	/* global */
+	double cpu_share;		/* of one CPU, for scanning (0.05 = 5%) */
+	unsigned history;		/* samples kept per cgroup */
+	unsigned decisions;		/* decisions kept per cgroup */
 	size_t max_cgroups;
-	unsigned max_backoff_shift;     /* backoffs stop growing at x2^this */
-	double noeffect_ratio;          /* given back / asked below this = "no effect" */
-	uint64_t min_action_bytes;      /* smaller actions are not worth a syscall (a THP) */
+	unsigned max_backoff_shift; /* backoffs stop growing at x2^this */
+	double noeffect_ratio;	    /* given back / asked below this = "no effect" */
+	uint64_t min_action_bytes;  /* smaller actions are not worth a syscall (a THP) */
 };
 
 /* The figures of one cgroup in one pass (the daemon fills them from struct
@@ -49,36 +51,47 @@ struct thps_figures {
 	double pressure_some_avg10; /* percent; < 0 when unknown (no guard applies) */
 };
 
+struct thps_sample {
+	uint64_t t;
+	struct thps_figures figures;
+};
+
+/* Fills figures from a scan's per-cgroup stats with the policy's low-utilization cut (the
+ * scan's own lowutil fields use the scanner's cut, which may differ). psi: memory.pressure
+ * some avg10, or < 0 when unknown. */
+void thps_figures_from_stats(const struct thps_cgroup_stats *st, const struct thps_policy *p,
+			     const struct thps_geometry *g, double psi, struct thps_figures *ret);
+
 enum thps_engine_action { THPS_ACT_NONE, THPS_ACT_RECLAIM, THPS_ACT_SPLIT };
 
 enum thps_rule {
-	THPS_RULE_MIN_WASTE,        /* acted: min_waste fired */
-	THPS_RULE_GROWTH,           /* acted: lowutil_growth fired */
-	THPS_RULE_NO_TRIGGER,       /* nothing fired */
-	THPS_RULE_OBSERVE,          /* fired, but the mode is observe */
-	THPS_RULE_COOLDOWN,         /* fired, within the cooldown */
+	THPS_RULE_MIN_WASTE,	    /* acted: min_waste fired */
+	THPS_RULE_GROWTH,	    /* acted: lowutil_growth fired */
+	THPS_RULE_NO_TRIGGER,	    /* nothing fired */
+	THPS_RULE_OBSERVE,	    /* fired, but the mode is observe */
+	THPS_RULE_COOLDOWN,	    /* fired, within the cooldown */
 	THPS_RULE_NOEFFECT_BACKOFF, /* fired, within a cooldown stretched by useless actions */
 	THPS_RULE_PRESSURE_SKIP,    /* fired, memory pressure above the limit */
 	THPS_RULE_PRESSURE_BACKOFF, /* fired, holding off after memory pressure */
-	THPS_RULE_BUDGET,           /* fired, byte budget (cgroup or global) exhausted */
-	THPS_RULE_NOTHING,          /* fired on growth, but nothing reclaimable */
+	THPS_RULE_BUDGET,	    /* fired, byte budget (cgroup or global) exhausted */
+	THPS_RULE_NOTHING,	    /* fired on growth, but nothing reclaimable */
 };
 
 struct thps_decision {
 	uint64_t now;
 	enum thps_engine_action action;
-	uint64_t bytes;         /* to ask for; 0 when action is NONE */
-	enum thps_rule rule;    /* the rule that fired, or why nothing happens */
-	bool fired;             /* a trigger fired (whatever happened after) */
+	uint64_t bytes;	     /* to ask for; 0 when action is NONE */
+	enum thps_rule rule; /* the rule that fired, or why nothing happens */
+	bool fired;	     /* a trigger fired (whatever happened after) */
 	char policy[THPS_POLICY_NAME_MAX + 1];
 	struct thps_figures inputs;
 	uint64_t reclaimable;
-	uint64_t growth;        /* low-util THPs gained within the growth window */
-	uint64_t hold_until;    /* for cooldown/backoff: when acting is allowed again */
+	uint64_t growth;     /* low-util THPs gained within the growth window */
+	uint64_t hold_until; /* for cooldown/backoff: when acting is allowed again */
 	/* filled by thps_engine_record_result() */
 	bool have_result;
 	uint64_t given_back;
-	char why[256];          /* one line, for logs, explain and status */
+	char why[256]; /* one line, for logs, explain and status */
 };
 
 void thps_engine_config_default(struct thps_engine_config *ret);
@@ -100,8 +113,7 @@ int thps_engine_record_result(struct thps_engine *e, const char *cgroup, uint64_
 /* Scanning budgets. thps_engine_scan_budget(): how many THPs the next pass may read now
  * (0 = wait: THP or CPU budget exhausted). thps_engine_charge_scan(): what a pass used. */
 uint64_t thps_engine_scan_budget(struct thps_engine *e, uint64_t now);
-void thps_engine_charge_scan(struct thps_engine *e, uint64_t now, uint64_t thps,
-			     uint64_t cpu_usec);
+void thps_engine_charge_scan(struct thps_engine *e, uint64_t now, uint64_t thps, uint64_t cpu_usec);
 /* 1 if the cgroup is due for a scan under its policy's scan_interval, else 0. Marks it scanned
  * at now when it returns 1. */
 int thps_engine_scan_due(struct thps_engine *e, const char *cgroup, const struct thps_policy *p,
@@ -114,6 +126,9 @@ size_t thps_engine_end_pass(struct thps_engine *e);
 void thps_engine_forget(struct thps_engine *e, const char *cgroup);
 size_t thps_engine_n_cgroups(const struct thps_engine *e);
 
+/* Copies the cgroup's newest min(n, kept) samples, oldest first, into buf. Returns how many. */
+size_t thps_engine_history(const struct thps_engine *e, const char *cgroup, struct thps_sample *buf,
+			   size_t n);
 /* The cgroup's last decision, or NULL. Valid until the next call on the engine. */
 const struct thps_decision *thps_engine_last(const struct thps_engine *e, const char *cgroup);
 /* Writes the cgroup's state and its recent decisions, oldest first. Returns 0 or -ENOENT. */

@@ -217,7 +217,9 @@ static int parse_string(struct parser *p, char **ret)
 		}
 	}
 	buf[n] = 0;
-	*ret = TAKE_PTR(buf);
+	/* give the slack back: a hostile file may hold tens of thousands of strings */
+	*ret = realloc(buf, n + 1) ?: buf;
+	buf = NULL;
 	return 0;
 }
 
@@ -391,8 +393,7 @@ void pjson_free(struct pjson *j)
 int pjson_parse(const char *text, size_t len, struct pjson **ret, char *err, size_t errsz,
 		unsigned *ret_line, unsigned *ret_col)
 {
-	struct parser p = { .s = text, .len = len, .line = 1, .col = 1, .err = err,
-			    .errsz = errsz };
+	struct parser p = {.s = text, .len = len, .line = 1, .col = 1, .err = err, .errsz = errsz};
 	struct pjson *j = calloc(1, sizeof(*j));
 
 	if (!j)
@@ -417,8 +418,8 @@ int pjson_parse(const char *text, size_t len, struct pjson **ret, char *err, siz
 
 const char *pjson_type_name(enum pjson_type t)
 {
-	static const char *const names[] = { "null", "boolean", "number", "string", "array",
-					     "object" };
+	static const char *const names[] = {"null",   "boolean", "number",
+					    "string", "array",	 "object"};
 	return t < ELEMENTSOF(names) ? names[t] : "?";
 }
 

@@ -5,21 +5,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define PJSON_MAX_DEPTH 32
-#define PJSON_MAX_NODES 65536
+#define PJSON_MAX_DEPTH	 32
+#define PJSON_MAX_NODES	 65536
 #define PJSON_MAX_STRING 4096
 
 enum pjson_type { PJSON_NULL, PJSON_BOOL, PJSON_NUMBER, PJSON_STRING, PJSON_ARRAY, PJSON_OBJECT };
 
 struct pjson {
 	enum pjson_type type;
-	unsigned line, col;     /* of the value's first character, 1-based */
-	char *key;              /* member name when inside an object, else NULL */
+	unsigned line, col; /* of the value's first character, 1-based */
+	char *key;	    /* member name when inside an object, else NULL */
 	unsigned key_line, key_col;
-	char *str;              /* decoded string, or the raw text of a number */
-	double num;             /* PJSON_NUMBER */
-	bool b;                 /* PJSON_BOOL */
-	struct pjson *items;    /* array elements / object members, in file order */
+	char *str;	     /* decoded string, or the raw text of a number */
+	double num;	     /* PJSON_NUMBER */
+	bool b;		     /* PJSON_BOOL */
+	struct pjson *items; /* array elements / object members, in file order */
 	size_t n_items;
 };
 

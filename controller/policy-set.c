@@ -150,8 +150,7 @@ int thps_policy_load_file(const char *path, unsigned flags, struct thps_policy_s
 	return load_fd(fd, path, flags, set, errs);
 }
 
-int thps_policy_set_check_unique(const struct thps_policy_set *set,
-				 struct thps_policy_errors *errs)
+int thps_policy_set_check_unique(const struct thps_policy_set *set, struct thps_policy_errors *errs)
 {
 	int r = 0;
 
@@ -163,8 +162,8 @@ int thps_policy_set_check_unique(const struct thps_policy_set *set,
 			add_error(errs,
 				  "%s:%u:%u: %s: duplicate policy name \"%s\" (first defined at "
 				  "%s:%u:%u)",
-				  b->file, b->name_line, b->name_col, b->json_path, b->name, a->file,
-				  a->name_line, a->name_col);
+				  b->file, b->name_line, b->name_col, b->json_path, b->name,
+				  a->file, a->name_line, a->name_col);
 			r = -EINVAL;
 			break;
 		}
@@ -235,7 +234,8 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 		if (!is_policy_file(de->d_name))
 			continue;
 		if (n >= THPS_POLICY_MAX_FILES) {
-			add_error(errs, "%s: more than %d policy files", dir, THPS_POLICY_MAX_FILES);
+			add_error(errs, "%s: more than %d policy files", dir,
+				  THPS_POLICY_MAX_FILES);
 			r = -E2BIG;
 			break;
 		}
@@ -293,19 +293,19 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 }
 
 static const struct thps_policy builtin = {
-	.name = "(builtin)",
-	.mode = THPS_MODE_OBSERVE,
-	.lowutil_max_bucket = 0,
-	.trigger_min_waste = 64ULL << 20,
-	.action = THPS_POLICY_RECLAIM,
-	.max_bytes_per_action = 256ULL << 20,
-	.max_bytes_per_sec = 64ULL << 20,
-	.cooldown_usec = 300ULL * 1000000,
-	.scan_interval_usec = 60ULL * 1000000,
-	.max_thps_per_sec = 100000,
-	.pressure_some_avg10 = 10.0,
-	.on_pressure = THPS_PRESSURE_SKIP,
-	.order = SIZE_MAX,
+    .name = "(builtin)",
+    .mode = THPS_MODE_OBSERVE,
+    .lowutil_max_bucket = 0,
+    .trigger_min_waste = 64ULL << 20,
+    .action = THPS_POLICY_RECLAIM,
+    .max_bytes_per_action = 256ULL << 20,
+    .max_bytes_per_sec = 64ULL << 20,
+    .cooldown_usec = 300ULL * 1000000,
+    .scan_interval_usec = 60ULL * 1000000,
+    .max_thps_per_sec = 100000,
+    .pressure_some_avg10 = 10.0,
+    .on_pressure = THPS_PRESSURE_SKIP,
+    .order = SIZE_MAX,
 };
 
 const struct thps_policy *thps_policy_builtin(void)
@@ -340,7 +340,7 @@ const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 					    const char *cgroup_path, const char *registration)
 {
 	const struct thps_policy *best = NULL;
-	unsigned best_key[3] = { 0 };
+	unsigned best_key[3] = {0};
 
 	if (!set)
 		return &builtin;
@@ -349,6 +349,11 @@ const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 		unsigned key[3];
 		int c = 0;
 
+		if (registration && !strcmp(p->name, registration)) {
+			/* the registration names this policy: the operator's explicit choice */
+			best = p;
+			break;
+		}
 		if (p->n_match_container) {
 			c = container_match(p, registration);
 			if (!c)

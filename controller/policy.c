@@ -14,30 +14,30 @@
 #include "pjson.h"
 #include "policy.h"
 
-#define KIB 1024ULL
-#define MIB (1024ULL * KIB)
-#define GIB (1024ULL * MIB)
-#define TIB (1024ULL * GIB)
+#define KIB	     1024ULL
+#define MIB	     (1024ULL * KIB)
+#define GIB	     (1024ULL * MIB)
+#define TIB	     (1024ULL * GIB)
 #define USEC_PER_SEC 1000000ULL
 
 enum key_type {
 	K_OBJECT,   /* nested keys follow as "parent.child" */
-	K_NAME,     /* [A-Za-z0-9_.-]{1,64}, not "." or ".." */
+	K_NAME,	    /* [A-Za-z0-9_.-]{1,64}, not "." or ".." */
 	K_CGROUP,   /* a glob of an absolute cgroup path */
 	K_NAMES,    /* a registration name glob, or an array of them */
-	K_ENUM,     /* one of the '|'-separated words in .values */
-	K_CUT,      /* bucket 0-9, or "N0%" */
-	K_SIZE,     /* bytes: integer, or "64M" */
+	K_ENUM,	    /* one of the '|'-separated words in .values */
+	K_CUT,	    /* bucket 0-9, or "N0%" */
+	K_SIZE,	    /* bytes: integer, or "64M" */
 	K_DURATION, /* integer seconds, or "30s" */
 	K_UINT,
-	K_PERCENT,  /* a number */
+	K_PERCENT, /* a number */
 };
 
 struct policy_key {
 	const char *key;
 	enum key_type type;
-	double min, max;  /* in bytes, microseconds or plain units */
-	const char *def;  /* default as it would be written in a file; NULL: none */
+	double min, max; /* in bytes, microseconds or plain units */
+	const char *def; /* default as it would be written in a file; NULL: none */
 	const char *values;
 	unsigned flags;
 	size_t offset;
@@ -45,52 +45,52 @@ struct policy_key {
 };
 
 #define REQUIRED (1U << 0)
-#define NEED_ONE (1U << 1)  /* object: at least one member */
-#define RESETS (1U << 2)    /* object: when present, its children's defaults do not apply */
-#define OFF(f) offsetof(struct thps_policy, f)
+#define NEED_ONE (1U << 1) /* object: at least one member */
+#define RESETS	 (1U << 2) /* object: when present, its children's defaults do not apply */
+#define OFF(f)	 offsetof(struct thps_policy, f)
 
 static const struct policy_key keys[] = {
-	{ "name", K_NAME, 0, 0, NULL, NULL, REQUIRED, OFF(name),
-	  "unique name of the policy; registrations of the OCI hook refer to it" },
-	{ "match", K_OBJECT, 0, 0, NULL, NULL, REQUIRED | NEED_ONE, 0,
-	  "which cgroups the policy applies to; every selector given must match" },
-	{ "match.cgroup", K_CGROUP, 0, 0, NULL, NULL, 0, OFF(match_cgroup),
-	  "glob of the cgroup path, e.g. \"/kubepods.slice/*\" ('*' stays within one level)" },
-	{ "match.container", K_NAMES, 0, 0, NULL, NULL, 0, OFF(match_container),
-	  "name glob or list of them, matched against the OCI hook's registrations" },
-	{ "mode", K_ENUM, 0, 0, "observe", "observe|enforce", 0, OFF(mode),
-	  "observe: decide and report only; enforce: act" },
-	{ "lowutil_cut", K_CUT, 0, 9, "0", NULL, 0, OFF(lowutil_max_bucket),
-	  "highest histogram bucket (0-9) counted as low-utilization, or \"10%\"..\"100%\"" },
-	{ "trigger", K_OBJECT, 0, 0, NULL, NULL, NEED_ONE | RESETS, 0,
-	  "when to act; any trigger given fires on its own" },
-	{ "trigger.min_waste", K_SIZE, 2 * MIB, TIB, "64M", NULL, 0, OFF(trigger_min_waste),
-	  "act when reclaimable bytes (zero subpages of low-util THPs, for reclaim also "
-	  "unmapped parts of partially mapped THPs) reach this" },
-	{ "trigger.lowutil_growth", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
-	  "act when the low-util THP count grew by thps within window" },
-	{ "trigger.lowutil_growth.thps", K_UINT, 1, 1e9, NULL, NULL, REQUIRED,
-	  OFF(trigger_growth_thps), "growth in THPs" },
-	{ "trigger.lowutil_growth.window", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, NULL,
-	  NULL, REQUIRED, OFF(trigger_growth_window_usec), "window the growth is measured over" },
-	{ "action", K_ENUM, 0, 0, "reclaim", "reclaim|split", 0, OFF(action),
-	  "reclaim: write memory.reclaim; split: split the low-util THPs found by the scanner" },
-	{ "max_bytes_per_action", K_SIZE, 2 * MIB, TIB, "256M", NULL, 0, OFF(max_bytes_per_action),
-	  "most bytes asked for in one action" },
-	{ "max_bytes_per_sec", K_SIZE, 1 * MIB, TIB, "64M", NULL, 0, OFF(max_bytes_per_sec),
-	  "rate limit of bytes asked for, per cgroup, per second" },
-	{ "cooldown", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, "5m", NULL, 0,
-	  OFF(cooldown_usec), "least time between two actions on a cgroup" },
-	{ "scan_interval", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, "60s", NULL, 0,
-	  OFF(scan_interval_usec), "least time between two scans of a cgroup" },
-	{ "max_thps_per_sec", K_UINT, 1, 1e7, "100000", NULL, 0, OFF(max_thps_per_sec),
-	  "most THPs of this cgroup read per second while scanning" },
-	{ "pressure_guard", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
-	  "do not add reclaim work while the cgroup is under memory pressure" },
-	{ "pressure_guard.memory_some_avg10", K_PERCENT, 0, 100, "10", NULL, 0,
-	  OFF(pressure_some_avg10), "limit of memory.pressure 'some avg10', in percent" },
-	{ "pressure_guard.on_pressure", K_ENUM, 0, 0, "skip", "skip|backoff", 0, OFF(on_pressure),
-	  "skip: skip this pass; backoff: hold off exponentially longer while it lasts" },
+    {"name", K_NAME, 0, 0, NULL, NULL, REQUIRED, OFF(name),
+     "unique name of the policy; registrations of the OCI hook refer to it"},
+    {"match", K_OBJECT, 0, 0, NULL, NULL, REQUIRED | NEED_ONE, 0,
+     "which cgroups the policy applies to; every selector given must match"},
+    {"match.cgroup", K_CGROUP, 0, 0, NULL, NULL, 0, OFF(match_cgroup),
+     "glob of the cgroup path, e.g. \"/kubepods.slice/*\" ('*' stays within one level)"},
+    {"match.container", K_NAMES, 0, 0, NULL, NULL, 0, OFF(match_container),
+     "name glob or list of them, matched against the OCI hook's registrations"},
+    {"mode", K_ENUM, 0, 0, "observe", "observe|enforce", 0, OFF(mode),
+     "observe: decide and report only; enforce: act"},
+    {"lowutil_cut", K_CUT, 0, 9, "0", NULL, 0, OFF(lowutil_max_bucket),
+     "highest histogram bucket (0-9) counted as low-utilization, or \"10%\"..\"100%\""},
+    {"trigger", K_OBJECT, 0, 0, NULL, NULL, NEED_ONE | RESETS, 0,
+     "when to act; any trigger given fires on its own"},
+    {"trigger.min_waste", K_SIZE, 2 * MIB, TIB, "64M", NULL, 0, OFF(trigger_min_waste),
+     "act when reclaimable bytes (zero subpages of low-util THPs, for reclaim also "
+     "unmapped parts of partially mapped THPs) reach this"},
+    {"trigger.lowutil_growth", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
+     "act when the low-util THP count grew by thps within window"},
+    {"trigger.lowutil_growth.thps", K_UINT, 1, 1e9, NULL, NULL, REQUIRED, OFF(trigger_growth_thps),
+     "growth in THPs"},
+    {"trigger.lowutil_growth.window", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, NULL,
+     NULL, REQUIRED, OFF(trigger_growth_window_usec), "window the growth is measured over"},
+    {"action", K_ENUM, 0, 0, "reclaim", "reclaim|split", 0, OFF(action),
+     "reclaim: write memory.reclaim; split: split the low-util THPs found by the scanner"},
+    {"max_bytes_per_action", K_SIZE, 2 * MIB, TIB, "256M", NULL, 0, OFF(max_bytes_per_action),
+     "most bytes asked for in one action"},
+    {"max_bytes_per_sec", K_SIZE, 1 * MIB, TIB, "64M", NULL, 0, OFF(max_bytes_per_sec),
+     "rate limit of bytes asked for, per cgroup, per second"},
+    {"cooldown", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, "5m", NULL, 0,
+     OFF(cooldown_usec), "least time between two actions on a cgroup"},
+    {"scan_interval", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, "60s", NULL, 0,
+     OFF(scan_interval_usec), "least time between two scans of a cgroup"},
+    {"max_thps_per_sec", K_UINT, 1, 1e7, "100000", NULL, 0, OFF(max_thps_per_sec),
+     "most THPs of this cgroup read per second while scanning"},
+    {"pressure_guard", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
+     "do not add reclaim work while the cgroup is under memory pressure"},
+    {"pressure_guard.memory_some_avg10", K_PERCENT, 0, 100, "10", NULL, 0, OFF(pressure_some_avg10),
+     "limit of memory.pressure 'some avg10', in percent"},
+    {"pressure_guard.on_pressure", K_ENUM, 0, 0, "skip", "skip|backoff", 0, OFF(on_pressure),
+     "skip: skip this pass; backoff: hold off exponentially longer while it lasts"},
 };
 
 static const struct policy_key *key_find(const char *full)
@@ -115,10 +115,18 @@ int thps_parse_size(const char *s, uint64_t *ret)
 	switch (s[n]) {
 	case 0:
 		break;
-	case 'K': mul = KIB; break;
-	case 'M': mul = MIB; break;
-	case 'G': mul = GIB; break;
-	case 'T': mul = TIB; break;
+	case 'K':
+		mul = KIB;
+		break;
+	case 'M':
+		mul = MIB;
+		break;
+	case 'G':
+		mul = GIB;
+		break;
+	case 'T':
+		mul = TIB;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -135,8 +143,11 @@ int thps_parse_duration(const char *s, uint64_t *ret_usec)
 	static const struct {
 		const char *suffix;
 		uint64_t usec;
-	} units[] = { { "ms", 1000 }, { "s", USEC_PER_SEC }, { "m", 60 * USEC_PER_SEC },
-		      { "h", 3600 * USEC_PER_SEC }, { "d", 86400 * USEC_PER_SEC } };
+	} units[] = {{"ms", 1000},
+		     {"s", USEC_PER_SEC},
+		     {"m", 60 * USEC_PER_SEC},
+		     {"h", 3600 * USEC_PER_SEC},
+		     {"d", 86400 * USEC_PER_SEC}};
 	uint64_t v = 0;
 	size_t n = 0;
 
@@ -198,7 +209,7 @@ void thps_policy_errors_clear(struct thps_policy_errors *e)
 	for (size_t i = 0; i < e->n; i++)
 		free(e->msgs[i]);
 	free(e->msgs);
-	*e = (struct thps_policy_errors){ 0 };
+	*e = (struct thps_policy_errors){0};
 }
 
 static int errors_add(struct thps_policy_errors *e, const char *fmt, ...) _printf_(2, 3);
@@ -236,10 +247,9 @@ struct vctx {
 	int r; /* -ENOMEM sticks */
 };
 
-static int verr(struct vctx *v, unsigned line, unsigned col, const char *path, const char *fmt,
-		...) _printf_(5, 6);
-static int verr(struct vctx *v, unsigned line, unsigned col, const char *path, const char *fmt,
-		 ...)
+static int verr(struct vctx *v, unsigned line, unsigned col, const char *path, const char *fmt, ...)
+    _printf_(5, 6);
+static int verr(struct vctx *v, unsigned line, unsigned col, const char *path, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -337,7 +347,7 @@ static void range_text(const struct policy_key *k, double v, char *buf, size_t s
 }
 
 static int set_value(struct vctx *v, const struct policy_key *k, const struct pjson *j,
-		      const char *path, struct thps_policy *p)
+		     const char *path, struct thps_policy *p)
 {
 	char *field = (char *)p + k->offset;
 	char got[96], lo[32], hi[32];
@@ -352,18 +362,20 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 		break;
 	case K_NAME:
 		if (j->type != PJSON_STRING || !valid_name(j->str, THPS_POLICY_NAME_MAX, false))
-			return verr(v, j->line, j->col, path,
-				    "expected a name of 1-%d characters from [A-Za-z0-9_.-], got %s",
-				    THPS_POLICY_NAME_MAX, got);
+			return verr(
+			    v, j->line, j->col, path,
+			    "expected a name of 1-%d characters from [A-Za-z0-9_.-], got %s",
+			    THPS_POLICY_NAME_MAX, got);
 		snprintf(p->name, sizeof(p->name), "%s", j->str);
 		p->name_line = j->line;
 		p->name_col = j->col;
 		return 0;
 	case K_CGROUP:
 		if (j->type == PJSON_STRING && utf8_chars(j->str) > 1024)
-			return verr(v, j->line, j->col, path,
-				    "expected a cgroup path glob of at most 1024 characters, got %zu",
-				    utf8_chars(j->str));
+			return verr(
+			    v, j->line, j->col, path,
+			    "expected a cgroup path glob of at most 1024 characters, got %zu",
+			    utf8_chars(j->str));
 		if (j->type != PJSON_STRING || j->str[0] != '/')
 			return verr(v, j->line, j->col, path,
 				    "expected a cgroup path glob starting with '/', like "
@@ -415,7 +427,8 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 		int idx = 0;
 		snprintf(want, sizeof(want), "%s", k->values);
 		if (j->type == PJSON_STRING)
-			for (w = strtok_r(want, "|", &save); w; w = strtok_r(NULL, "|", &save), idx++)
+			for (w = strtok_r(want, "|", &save); w;
+			     w = strtok_r(NULL, "|", &save), idx++)
 				if (!strcmp(w, j->str)) {
 					*(int *)field = idx;
 					return 0;
@@ -435,8 +448,8 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 		}
 		if (j->type == PJSON_STRING) {
 			/* "N0%": a tenth of the subpages per bucket, so "10%" is bucket 0 */
-			static const char *const pct[] = { "10%", "20%", "30%", "40%", "50%",
-							   "60%", "70%", "80%", "90%", "100%" };
+			static const char *const pct[] = {"10%", "20%", "30%", "40%", "50%",
+							  "60%", "70%", "80%", "90%", "100%"};
 			for (unsigned b = 0; b < ELEMENTSOF(pct); b++)
 				if (!strcmp(j->str, pct[b])) {
 					*(unsigned *)field = b;
@@ -499,10 +512,30 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 		    j->num > k->max)
 			return verr(v, j->line, j->col, path,
 				    "expected a percentage from %s to %s, got %s", lo, hi, got);
-		*(double *)field = j->num;
+		memcpy(field, &j->num, sizeof(j->num));
 		return 0;
 	}
 	return 0;
+}
+
+/* path + "." + key into buf, the key made safe for a terminal and a log line (it is hostile
+ * input): control bytes escaped, long keys shortened. */
+static void join_path(char *buf, size_t size, const char *path, const char *key)
+{
+	size_t n = (size_t)snprintf(buf, size, "%s%s", path, *path ? "." : "");
+
+	for (size_t i = 0; key[i] && n + 8 < size; i++) {
+		unsigned char c = (unsigned char)key[i];
+		if (i >= 64) {
+			n += (size_t)snprintf(buf + n, size - n, "...");
+			break;
+		}
+		if (c < 0x20 || c == 0x7f)
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[MIN(n, size - 1)] = 0;
 }
 
 static void check_duplicates(struct vctx *v, const struct pjson *obj, const char *path)
@@ -511,8 +544,7 @@ static void check_duplicates(struct vctx *v, const struct pjson *obj, const char
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(obj->items[i].key, obj->items[k].key)) {
 				char p[300];
-				snprintf(p, sizeof(p), "%s%s%s", path, *path ? "." : "",
-					 obj->items[i].key);
+				join_path(p, sizeof(p), path, obj->items[i].key);
 				verr(v, obj->items[i].key_line, obj->items[i].key_col, p,
 				     "duplicate key (first at line %u, column %u)",
 				     obj->items[k].key_line, obj->items[k].key_col);
@@ -533,7 +565,7 @@ static void walk_object(struct vctx *v, const struct pjson *obj, const char *pre
 		const struct policy_key *k;
 
 		snprintf(full, sizeof(full), "%s%s%s", prefix, plen ? "." : "", m->key);
-		snprintf(jpath, sizeof(jpath), "%s%s%s", path, *path ? "." : "", m->key);
+		join_path(jpath, sizeof(jpath), path, m->key);
 		k = strlen(m->key) < 64 ? key_find(full) : NULL;
 		if (!k) {
 			char known[512] = "";
@@ -545,7 +577,8 @@ static void walk_object(struct vctx *v, const struct pjson *obj, const char *pre
 				kk += plen + !!plen;
 				if (strchr(kk, '.'))
 					continue;
-				n += snprintf(known + n, sizeof(known) - n, "%s%s", n ? ", " : "", kk);
+				n += snprintf(known + n, sizeof(known) - n, "%s%s", n ? ", " : "",
+					      kk);
 			}
 			verr(v, m->key_line, m->key_col, jpath, "unknown key; expected one of: %s",
 			     known);
@@ -597,16 +630,17 @@ static void policy_clear(struct thps_policy *p)
 
 static void apply_defaults(struct thps_policy *p)
 {
-	struct thps_policy_errors none = { 0 };
-	struct vctx v = { .file = "(defaults)", .errs = &none };
+	struct thps_policy_errors none = {0};
+	struct vctx v = {.file = "(defaults)", .errs = &none};
 
 	for (size_t t = 0; t < ELEMENTSOF(keys); t++) {
-		struct pjson j = { .line = 0 };
+		struct pjson j = {.line = 0};
 		char *end;
 		if (!keys[t].def)
 			continue;
 		if ((keys[t].def[0] >= '0' && keys[t].def[0] <= '9') &&
-		    (keys[t].type == K_UINT || keys[t].type == K_CUT || keys[t].type == K_PERCENT)) {
+		    (keys[t].type == K_UINT || keys[t].type == K_CUT ||
+		     keys[t].type == K_PERCENT)) {
 			j.type = PJSON_NUMBER;
 			j.num = strtod(keys[t].def, &end);
 			j.str = (char *)keys[t].def;
@@ -684,7 +718,7 @@ int thps_policy_parse_text(const char *file, const char *text, size_t len,
 			   struct thps_policy_set *set, struct thps_policy_errors *errs)
 {
 	size_t first_err = errs->n;
-	struct vctx v = { .file = file, .errs = errs };
+	struct vctx v = {.file = file, .errs = errs};
 	struct pjson *root = NULL;
 	const struct pjson *list = NULL;
 	struct thps_policy *ps = NULL;
@@ -711,10 +745,12 @@ int thps_policy_parse_text(const char *file, const char *text, size_t len,
 	if (list) {
 		check_duplicates(&v, root, "");
 		for (size_t i = 0; i < root->n_items; i++)
-			if (strcmp(root->items[i].key, "policies"))
-				verr(&v, root->items[i].key_line, root->items[i].key_col,
-				     root->items[i].key,
+			if (strcmp(root->items[i].key, "policies")) {
+				char kp[300];
+				join_path(kp, sizeof(kp), "", root->items[i].key);
+				verr(&v, root->items[i].key_line, root->items[i].key_col, kp,
 				     "unknown key; a file is {\"policies\": [...]} or one policy");
+			}
 		if (list->type != PJSON_ARRAY) {
 			char got[96];
 			render(list, got, sizeof(got));
@@ -723,6 +759,11 @@ int thps_policy_parse_text(const char *file, const char *text, size_t len,
 			goto out;
 		}
 		n = list->n_items;
+		if (n > THPS_POLICY_MAX_POLICIES) {
+			verr(&v, list->line, list->col, "policies",
+			     "expected at most %d policies, got %zu", THPS_POLICY_MAX_POLICIES, n);
+			goto out;
+		}
 	} else {
 		n = 1;
 	}
@@ -771,7 +812,8 @@ int thps_policy_parse_text(const char *file, const char *text, size_t len,
 			if (r < 0) {
 				if (r == -E2BIG)
 					verr(&v, ps[i].line, ps[i].col, "",
-					     "more than %d policies in all", THPS_POLICY_MAX_POLICIES);
+					     "more than %d policies in all",
+					     THPS_POLICY_MAX_POLICIES);
 				else
 					v.r = r;
 			}
@@ -796,10 +838,10 @@ out:
 void thps_policy_print_keys(FILE *f)
 {
 	static const char *const types[] = {
-		[K_OBJECT] = "object",	 [K_NAME] = "name",	    [K_CGROUP] = "glob",
-		[K_NAMES] = "glob(s)",	 [K_ENUM] = "enum",	    [K_CUT] = "bucket|percent",
-		[K_SIZE] = "size",	 [K_DURATION] = "duration", [K_UINT] = "integer",
-		[K_PERCENT] = "percent",
+	    [K_OBJECT] = "object",   [K_NAME] = "name",		[K_CGROUP] = "glob",
+	    [K_NAMES] = "glob(s)",   [K_ENUM] = "enum",		[K_CUT] = "bucket|percent",
+	    [K_SIZE] = "size",	     [K_DURATION] = "duration", [K_UINT] = "integer",
+	    [K_PERCENT] = "percent",
 	};
 
 	for (size_t t = 0; t < ELEMENTSOF(keys); t++) {

@@ -5,8 +5,10 @@
  * File forms: {"policies": [POLICY, ...]} or a single POLICY object.
  * Matching (thps_policy_match): a policy matches when every selector it has matches: its
  * match.cgroup glob (fnmatch with FNM_PATHNAME) against the cgroup path, its match.container
- * names (fnmatch globs) against the registration name the OCI hook recorded. Among matches
- * the most specific wins, compared in this order:
+ * names (fnmatch globs) against the registration name the OCI hook recorded. A registration
+ * that carries the name of a policy (the OCI annotation names one) selects that policy
+ * outright, whatever its selectors say. Otherwise, among matches the most specific wins,
+ * compared in this order:
  *   1. it has a container selector (a registration names its container deliberately);
  *   2. a container selector without glob characters beats one with globs;
  *   3. more literal path components in the cgroup glob ("/a/b/x?" has 2);
@@ -19,12 +21,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define THPS_POLICY_NAME_MAX 64
+#define THPS_POLICY_NAME_MAX	   64
 #define THPS_POLICY_MAX_CONTAINERS 32
-#define THPS_POLICY_MAX_FILE (1024 * 1024)
-#define THPS_POLICY_MAX_FILES 1024
-#define THPS_POLICY_MAX_POLICIES 4096
-#define THPS_POLICY_MAX_ERRORS 100
+#define THPS_POLICY_MAX_FILE	   (1024 * 1024)
+#define THPS_POLICY_MAX_FILES	   1024
+#define THPS_POLICY_MAX_POLICIES   4096
+#define THPS_POLICY_MAX_ERRORS	   100
 
 enum thps_policy_mode { THPS_MODE_OBSERVE, THPS_MODE_ENFORCE };
 enum thps_policy_action { THPS_POLICY_RECLAIM, THPS_POLICY_SPLIT };
@@ -32,7 +34,7 @@ enum thps_pressure_response { THPS_PRESSURE_SKIP, THPS_PRESSURE_BACKOFF };
 
 struct thps_policy {
 	char name[THPS_POLICY_NAME_MAX + 1];
-	char *file;         /* where it was defined; NULL for the built-in one */
+	char *file;	    /* where it was defined; NULL for the built-in one */
 	unsigned line, col; /* of the policy object in that file */
 	unsigned name_line, name_col;
 	char json_path[32]; /* of its name: "policies[3].name" or "name" */
@@ -40,9 +42,9 @@ struct thps_policy {
 	char *match_container[THPS_POLICY_MAX_CONTAINERS];
 	size_t n_match_container;
 	enum thps_policy_mode mode;
-	unsigned lowutil_max_bucket;   /* THPs in buckets 0..this are low-utilization */
-	uint64_t trigger_min_waste;    /* bytes; 0 = this trigger is off */
-	uint64_t trigger_growth_thps;  /* 0 = this trigger is off */
+	unsigned lowutil_max_bucket;  /* THPs in buckets 0..this are low-utilization */
+	uint64_t trigger_min_waste;   /* bytes; 0 = this trigger is off */
+	uint64_t trigger_growth_thps; /* 0 = this trigger is off */
 	uint64_t trigger_growth_window_usec;
 	enum thps_policy_action action;
 	uint64_t max_bytes_per_action;
@@ -50,7 +52,7 @@ struct thps_policy {
 	uint64_t cooldown_usec;
 	uint64_t scan_interval_usec;
 	uint64_t max_thps_per_sec;
-	double pressure_some_avg10;    /* percent */
+	double pressure_some_avg10; /* percent */
 	enum thps_pressure_response on_pressure;
 	/* compiled: specificity (see above) and load order */
 	unsigned spec_container, spec_components, spec_prefix;
@@ -99,8 +101,9 @@ int thps_policy_set_check_unique(const struct thps_policy_set *set,
 struct thps_policy_set *thps_policy_set_new(void);
 void thps_policy_set_free(struct thps_policy_set *set);
 
-/* The most specific policy for a cgroup path ("/system.slice/x.service") and the name its
- * registration carries (NULL when none); never NULL: falls back to the built-in default. */
+/* The policy for a cgroup path ("/system.slice/x.service") and the name its registration
+ * carries (a container name or a policy name; NULL when none), as described at the top.
+ * Never NULL: falls back to the built-in default. */
 const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 					    const char *cgroup_path, const char *registration);
 const struct thps_policy *thps_policy_builtin(void);
@@ -110,7 +113,7 @@ const struct thps_policy *thps_policy_find(const struct thps_policy_set *set, co
 void thps_policy_print_keys(FILE *f);
 
 /* Unit parsers shared with the CLI. Return 0 or -EINVAL / -ERANGE. */
-int thps_parse_size(const char *s, uint64_t *ret);      /* "4096", "64K", "64M", "2G", "1T" */
+int thps_parse_size(const char *s, uint64_t *ret);	    /* "4096", "64K", "64M", "2G", "1T" */
 int thps_parse_duration(const char *s, uint64_t *ret_usec); /* "500ms" "30s" "5m" "2h" "1d" */
 void thps_format_size(uint64_t bytes, char *buf, size_t size);
 void thps_format_duration(uint64_t usec, char *buf, size_t size);

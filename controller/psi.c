@@ -31,8 +31,7 @@ static int parse_line(const char *s, struct thps_psi_line *ret)
 
 	if (parse_double(s, "avg10=", &s, &l.avg10) < 0 || *s++ != ' ' ||
 	    parse_double(s, "avg60=", &s, &l.avg60) < 0 || *s++ != ' ' ||
-	    parse_double(s, "avg300=", &s, &l.avg300) < 0 || *s++ != ' ' ||
-	    strncmp(s, "total=", 6))
+	    parse_double(s, "avg300=", &s, &l.avg300) < 0 || *s++ != ' ' || strncmp(s, "total=", 6))
 		return -EINVAL;
 	s += 6;
 	if (*s < '0' || *s > '9')
@@ -47,7 +46,7 @@ static int parse_line(const char *s, struct thps_psi_line *ret)
 
 int thps_psi_parse(const char *text, struct thps_psi *ret)
 {
-	struct thps_psi psi = { 0 };
+	struct thps_psi psi = {0};
 	bool some = false;
 
 	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {

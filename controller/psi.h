@@ -6,7 +6,7 @@
 
 struct thps_psi_line {
 	double avg10, avg60, avg300; /* percent */
-	uint64_t total;              /* microseconds stalled */
+	uint64_t total;		     /* microseconds stalled */
 };
 
 struct thps_psi {

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "actuator.h"
-#include "scanner/scanner.h"
 #include "fileio.h"
 #include "macro.h"
 
@@ -20,11 +19,33 @@
 #define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 #define PM_PRESENT (UINT64_C(1) << 63)
 
-/* The scanner's own parser: the start time compared here is the one it recorded. (A copy
- * here read field 21, always 0, so no range ever matched and nothing was ever split.) */
+/* Field 22 of /proc/PID/stat, counted after the last ')' (comm may hold anything). */
 static int read_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
 {
-	return thps_proc_starttime(ctx, pid, ret);
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX], *p;
+	unsigned long long v;
+	int r;
+
+	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid);
+	if (r < 0)
+		return r;
+	r = read_file_bounded(path, 4096, &text, NULL);
+	if (r < 0)
+		return r;
+	p = strrchr(text, ')');
+	if (!p)
+		return -EINVAL;
+	/* each space after the ')' starts the next field: the 20th one starts field 22 */
+	for (int field = 3; field <= 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EINVAL;
+	}
+	if (sscanf(p + 1, "%llu", &v) != 1)
+		return -EINVAL;
+	*ret = v;
+	return 0;
 }
 
 static int open_proc(const struct thps_ctx *ctx, const char *rel, char *path, size_t size)
@@ -158,7 +179,7 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 		     struct thps_act_result *res)
 {
 	const struct thps_geometry *g = req->geom;
-	char path[PATH_MAX], why[384], cmd[96];
+	char path[PATH_MAX], why[384], cmd[96], first_skip[384] = "";
 	unsigned mpn;
 	int r;
 
@@ -169,6 +190,9 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 		return r;
 	if (r == 0) {
 		snprintf(res->note, sizeof(res->note), "refused: %s", why);
+		/* still measured, so the caller's before/after show that nothing changed */
+		if (thps_act_snapshot(ctx, req->cgroup, &res->before) == 0)
+			res->after = res->before;
 		return 0;
 	}
 	if (req->n_ranges == 0) {
@@ -192,7 +216,8 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 		if (r < 0 && r != -EIO && r != -ESRCH && r != -ENOENT)
 			return r;
 		if (r <= 0) {
-			res->ranges_skipped++;
+			if (res->ranges_skipped++ == 0)
+				snprintf(first_skip, sizeof(first_skip), "%s", why);
 			continue;
 		}
 		snprintf(cmd, sizeof(cmd), "%d,0x%llx,0x%llx", (int)t->pid, (unsigned long long)t->start,
@@ -207,7 +232,10 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 	r = thps_act_snapshot(ctx, req->cgroup, &res->after);
 	if (r < 0)
 		return r;
-	if (thps_max_ptes_none_get(ctx, &mpn) == 0 && mpn >= g->subpages - 1)
+	if (res->ranges_skipped)
+		snprintf(res->note, sizeof(res->note), "%llu THPs changed since the scan and were left "
+			 "alone (first: %.300s)", (unsigned long long)res->ranges_skipped, first_skip);
+	else if (thps_max_ptes_none_get(ctx, &mpn) == 0 && mpn >= g->subpages - 1)
 		snprintf(res->note, sizeof(res->note), "khugepaged/max_ptes_none is %u: khugepaged may "
 			 "re-collapse the split ranges into THPs full of zeroes again; see "
 			 "--set-max-ptes-none", mpn);

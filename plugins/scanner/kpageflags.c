@@ -35,11 +35,11 @@ int thps_kpage_open(const struct thps_ctx *ctx, uint32_t block_pages, struct thp
 		return -ENOMEM;
 	}
 	*ret = (struct thps_kpage){
-		.flags_fd = TAKE_FD(ffd),
-		.cgroup_fd = cfd,
-		.block_pfn = UINT64_MAX,
-		.block_len = block_pages,
-		.block = block,
+	    .flags_fd = TAKE_FD(ffd),
+	    .cgroup_fd = cfd,
+	    .block_pfn = UINT64_MAX,
+	    .block_len = block_pages,
+	    .block = block,
 	};
 	return 0;
 }
@@ -90,21 +90,23 @@ int thps_kpage_folio(struct thps_kpage *k, uint64_t pfn, uint64_t *ret_head, uin
 	int r;
 
 	if (k->block_pfn != base) {
+		uint64_t f;
+
+		/* most PTE-mapped pages are small: 8 bytes decide before the block's 4 KiB */
+		r = read_u64s(k->flags_fd, pfn, &f, 1);
+		if (r == -ENXIO)
+			return 0;
+		if (r < 0)
+			return r;
+		if (!thps_kpf_is_anon_thp_page(f))
+			return 0;
 		k->block_pfn = UINT64_MAX;
 		r = read_u64s(k->flags_fd, base, k->block, k->block_len);
-		if (r == -ENXIO) {
-			/* end of PFN space inside the block: fall back to the one page */
-			memset(k->block, 0, k->block_len * sizeof(uint64_t));
-			r = read_u64s(k->flags_fd, pfn, &k->block[i], 1);
-			if (r < 0)
-				return r;
-			/* not cached: only the one entry is valid */
-			if (!thps_kpf_is_anon_thp_head(k->block[i]))
-				return 0;
-		} else if (r < 0)
+		if (r == -ENXIO)
+			return 0; /* a block cut by the end of PFN space holds no THP */
+		if (r < 0)
 			return r;
-		else
-			k->block_pfn = base;
+		k->block_pfn = base;
 	}
 	if (!thps_kpf_is_anon_thp_page(k->block[i]))
 		return 0;

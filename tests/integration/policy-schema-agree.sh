@@ -53,6 +53,9 @@ for f in sys.argv[2:]:
 PYEOF
 }
 
+tmpkeys=$(mktemp)
+trap 'rm -f "$tmpkeys"' EXIT
+"$THPS" validate --keys >"$tmpkeys" || { echo "FAIL: validate --keys"; exit 1; }
 cd "$FIX" || exit 1
 n_good=0 n_bad=0 n_conly=0
 
@@ -62,6 +65,19 @@ for f in good/*.json; do
 		echo "FAIL: thpshrink rejects good file $f:"; echo "$out"; fail=1
 	fi
 done
+out=$("$THPS" validate good/full.json good/empty-list.json 2>&1)
+if [ "$out" != "good/full.json: 2 policies OK
+good/empty-list.json: 0 policies OK" ]; then
+	echo "FAIL: thpshrink validate output for good files: $out"; fail=1
+fi
+out=$("$THPS" validate good/minimal.json good/minimal.json 2>&1)
+[ $? -eq 1 ] || { echo "FAIL: the same policy name in two files given must fail"; fail=1; }
+case "$out" in
+*'good/minimal.json:1:11: name: duplicate policy name "minimal" (first defined at good/minimal.json:1:11)'*) ;;
+*) echo "FAIL: no duplicate-name message across files: $out"; fail=1 ;;
+esac
+"$THPS" validate good/full.json bad/mode-enum.json >/dev/null 2>&1
+[ $? -eq 1 ] || { echo "FAIL: validate of a good and a bad file must exit 1"; fail=1; }
 for line in $(schema_check good/*.json | sed 's/ /|/g'); do
 	case "$line" in ACCEPT*) ;; *) echo "FAIL: jsonschema: $line" | tr '|' ' '; fail=1 ;; esac
 done
@@ -107,13 +123,19 @@ done
 
 # The shipped examples: each file and the whole directory.
 cd "$top_srcdir/deploy/policies" || exit 1
-for line in $(schema_check *.json | sed 's/ /|/g'); do
+for line in $(schema_check ./*.json | sed 's/ /|/g'); do
 	case "$line" in ACCEPT*) ;; *) echo "FAIL: jsonschema: $line" | tr '|' ' '; fail=1 ;; esac
 done
-if ! out=$("$THPS" validate *.json . 2>&1); then
+if ! out=$("$THPS" validate ./*.json . 2>&1); then
 	echo "FAIL: thpshrink rejects deploy/policies:"; echo "$out"; fail=1
 fi
 echo "$out"
+
+# The README's key table is the output of the C table, not a copy that drifts.
+if ! sed -n '/^## Keys/,$p' README.md | sed '1,/^```$/d; /^```$/,$d' | diff -u - "$tmpkeys"; then
+	echo "FAIL: deploy/policies/README.md key table differs from 'thpshrink validate --keys'"
+	fail=1
+fi
 
 echo "checked: $n_good good, $n_bad bad, $n_conly C-only cases, deploy/policies"
 [ $fail -eq 0 ] && echo "PASS: C validator and jsonschema agree"

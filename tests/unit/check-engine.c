@@ -26,7 +26,7 @@ static void teardown(void)
 
 static struct thps_policy pol(enum thps_policy_mode mode)
 {
-	struct thps_policy p = { 0 };
+	struct thps_policy p = {0};
 
 	thps_policy_init_defaults(&p);
 	snprintf(p.name, sizeof(p.name), "test");
@@ -36,11 +36,11 @@ static struct thps_policy pol(enum thps_policy_mode mode)
 
 static struct thps_figures figs(uint64_t lowutil, uint64_t waste, uint64_t partial, double psi)
 {
-	return (struct thps_figures){ .lowutil_thps = lowutil,
-				      .waste_bytes = waste,
-				      .partial_bytes = partial,
-				      .memory_current = 1ULL << 30,
-				      .pressure_some_avg10 = psi };
+	return (struct thps_figures){.lowutil_thps = lowutil,
+				     .waste_bytes = waste,
+				     .partial_bytes = partial,
+				     .memory_current = 1ULL << 30,
+				     .pressure_some_avg10 = psi};
 }
 
 static struct thps_decision decide(const char *cg, const struct thps_policy *p, uint64_t now,
@@ -122,7 +122,8 @@ START_TEST(test_observe_never_acts)
 		ck_assert_int_eq(d.rule, THPS_RULE_OBSERVE);
 		ck_assert(d.fired);
 	}
-	ck_assert_str_eq(d.why, "observe: would reclaim 256.0M (reclaimable 10.0G >= min_waste 64M)");
+	ck_assert_str_eq(d.why,
+			 "observe: would reclaim 256.0M (reclaimable 10.0G >= min_waste 64M)");
 	/* the built-in default policy observes too */
 	d = decide("/o2", thps_policy_builtin(), 0, figs(1000, 10ULL << 30, 0, 0));
 	ck_assert_int_eq(d.rule, THPS_RULE_OBSERVE);
@@ -363,7 +364,7 @@ START_TEST(test_forget_and_limits)
 	ck_assert_int_eq(thps_engine_decide(eng, "/3", &p, 0, &f, &d), -ENOSPC);
 	ck_assert_int_eq(thps_engine_decide(eng, "/1", &p, 1, &f, &d), 0);
 	cfg.cpu_share = 0;
-	ck_assert_int_eq(thps_engine_new(&cfg, &(struct thps_engine *){ NULL }), -EINVAL);
+	ck_assert_int_eq(thps_engine_new(&cfg, &(struct thps_engine *){NULL}), -EINVAL);
 }
 END_TEST
 
@@ -396,8 +397,46 @@ START_TEST(test_explain)
 				   "      result: asked 102.0M, given back 50.0M\n"),
 		      "got:\n%s", text);
 	ck_assert_ptr_null(strstr(text, "[24.000s]")); /* the ring keeps 16 */
+	{
+		struct thps_sample h[100];
+		ck_assert_uint_eq(thps_engine_history(eng, "/e", h, 100), 41); /* of 64 kept */
+		ck_assert_uint_eq(h[40].t, 40 * SEC);
+		ck_assert_uint_eq(h[40].figures.partial_bytes, 2 * MIB);
+		ck_assert_uint_eq(h[0].figures.waste_bytes, 10 * MIB);
+		ck_assert_uint_eq(thps_engine_history(eng, "/e", h, 2), 2);
+		ck_assert_uint_eq(h[1].t, 40 * SEC);
+		ck_assert_uint_eq(h[0].t, 39 * SEC);
+		ck_assert_uint_eq(thps_engine_history(eng, "/none", h, 2), 0);
+	}
 	free(text);
 	ck_assert_str_eq(thps_rule_name(THPS_RULE_PRESSURE_BACKOFF), "pressure_backoff");
+}
+END_TEST
+
+START_TEST(test_figures_from_stats)
+{
+	struct thps_cgroup_stats st = {0};
+	struct thps_policy p = pol(THPS_MODE_ENFORCE);
+	struct thps_geometry g;
+	struct thps_figures f;
+
+	thps_geometry_default(&g);
+	thps_hist_add(&st.hist, &g, 0);	  /* bucket 0, 512 zero subpages */
+	thps_hist_add(&st.hist, &g, 60);  /* bucket 1, 452 zero */
+	thps_hist_add(&st.hist, &g, 500); /* bucket 9 */
+	st.partial_unmapped_bytes = 3 * MIB;
+	st.have_memstat = true;
+	st.memory_current = 7 * MIB;
+	thps_figures_from_stats(&st, &p, &g, 2.5, &f);
+	ck_assert_uint_eq(f.lowutil_thps, 1);
+	ck_assert_uint_eq(f.waste_bytes, 512 * 4096);
+	ck_assert_uint_eq(f.partial_bytes, 3 * MIB);
+	ck_assert_uint_eq(f.memory_current, 7 * MIB);
+	ck_assert_double_eq(f.pressure_some_avg10, 2.5);
+	p.lowutil_max_bucket = 1; /* lowutil_cut "20%" */
+	thps_figures_from_stats(&st, &p, &g, -1, &f);
+	ck_assert_uint_eq(f.lowutil_thps, 2);
+	ck_assert_uint_eq(f.waste_bytes, (512 + 452) * 4096);
 }
 END_TEST
 
@@ -416,7 +455,8 @@ START_TEST(test_psi_parse)
 	ck_assert(psi.have_full);
 	ck_assert_double_eq(psi.full.avg10, 1.0);
 	ck_assert_uint_eq(psi.full.total, 999);
-	ck_assert_int_eq(thps_psi_parse("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", &psi), 0);
+	ck_assert_int_eq(thps_psi_parse("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", &psi),
+			 0);
 	ck_assert(!psi.have_full);
 	ck_assert_int_eq(thps_psi_parse("", &psi), -EINVAL);
 	ck_assert_int_eq(thps_psi_parse("full avg10=1.00 avg60=0.50 avg300=0.00 total=9\n", &psi),
@@ -450,6 +490,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_scan_budget);
 	tcase_add_test(tc, test_forget_and_limits);
 	tcase_add_test(tc, test_explain);
+	tcase_add_test(tc, test_figures_from_stats);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("psi");
 	tcase_add_test(tc, test_psi_parse);

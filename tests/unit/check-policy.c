@@ -52,20 +52,21 @@ START_TEST(test_parse_full)
 	struct thps_policy_errors errs;
 	const struct thps_policy *p;
 
-	ck_assert_int_eq(parse("{\"policies\": [\n"
-			       " {\"name\": \"web\", \"match\": {\"cgroup\": \"/a/*\", \"container\": "
-			       "[\"x\", \"y*\"]},\n"
-			       "  \"mode\": \"enforce\", \"lowutil_cut\": \"30%\",\n"
-			       "  \"trigger\": {\"lowutil_growth\": {\"thps\": 5, \"window\": \"2m\"}},\n"
-			       "  \"action\": \"split\", \"max_bytes_per_action\": \"1G\", "
-			       "\"max_bytes_per_sec\": 1048576,\n"
-			       "  \"cooldown\": 30, \"scan_interval\": \"500000ms\", "
-			       "\"max_thps_per_sec\": 1e3,\n"
-			       "  \"pressure_guard\": {\"memory_some_avg10\": 2.5, \"on_pressure\": "
-			       "\"backoff\"}},\n"
-			       " {\"name\": \"b\", \"match\": {\"cgroup\": \"/b\"}}\n]}",
-			       &set, &errs),
-			 2);
+	ck_assert_int_eq(
+	    parse("{\"policies\": [\n"
+		  " {\"name\": \"web\", \"match\": {\"cgroup\": \"/a/*\", \"container\": "
+		  "[\"x\", \"y*\"]},\n"
+		  "  \"mode\": \"enforce\", \"lowutil_cut\": \"30%\",\n"
+		  "  \"trigger\": {\"lowutil_growth\": {\"thps\": 5, \"window\": \"2m\"}},\n"
+		  "  \"action\": \"split\", \"max_bytes_per_action\": \"1G\", "
+		  "\"max_bytes_per_sec\": 1048576,\n"
+		  "  \"cooldown\": 30, \"scan_interval\": \"500000ms\", "
+		  "\"max_thps_per_sec\": 1e3,\n"
+		  "  \"pressure_guard\": {\"memory_some_avg10\": 2.5, \"on_pressure\": "
+		  "\"backoff\"}},\n"
+		  " {\"name\": \"b\", \"match\": {\"cgroup\": \"/b\"}}\n]}",
+		  &set, &errs),
+	    2);
 	ck_assert_uint_eq(errs.n, 0);
 	ck_assert_uint_eq(set->n, 2);
 	p = &set->policies[0];
@@ -113,9 +114,8 @@ START_TEST(test_single_object_form)
 	struct thps_policy_set *set;
 	struct thps_policy_errors errs;
 
-	ck_assert_int_eq(parse("{\"name\": \"one\", \"match\": {\"container\": \"redis\"}}", &set,
-			       &errs),
-			 1);
+	ck_assert_int_eq(
+	    parse("{\"name\": \"one\", \"match\": {\"container\": \"redis\"}}", &set, &errs), 1);
 	ck_assert_str_eq(set->policies[0].name, "one");
 	ck_assert_str_eq(set->policies[0].match_container[0], "redis");
 	ck_assert_ptr_null(set->policies[0].match_cgroup);
@@ -128,7 +128,7 @@ END_TEST
 
 START_TEST(test_builtin_matches_table_defaults)
 {
-	struct thps_policy d = { 0 };
+	struct thps_policy d = {0};
 	const struct thps_policy *b = thps_policy_builtin();
 
 	thps_policy_init_defaults(&d);
@@ -160,8 +160,9 @@ START_TEST(test_error_syntax)
 	expect_errors("{\"a\": \"\\q\"}", "t.json:1:9: invalid escape in string", NULL);
 	/* columns count characters: "é" is one */
 	expect_errors("{\"é\": x}", "t.json:1:7: expected a JSON value, got 'x'", NULL);
-	expect_errors("7", "t.json:1:1: expected an object {\"policies\": [...]} or a single policy, "
-			   "got 7",
+	expect_errors("7",
+		      "t.json:1:1: expected an object {\"policies\": [...]} or a single policy, "
+		      "got 7",
 		      NULL);
 }
 END_TEST
@@ -169,30 +170,38 @@ END_TEST
 START_TEST(test_error_values)
 {
 	expect_errors(
-		"{\"policies\": [\n"
-		"  {\"name\": \"ok\", \"match\": {\"cgroup\": \"/\"}},\n"
-		"  {\"name\": \"ok2\", \"match\": {\"cgroup\": \"/\"}},\n"
-		"  {\"name\": \"web\",\n"
-		"   \"match\": {\"cgroup\": \"/x\"},\n"
-		"   \"trigger\": {\n"
-		"     \"min_waste\": \"-3\"}}]}",
-		"t.json:7:19: policies[2].trigger.min_waste: expected a size like \"64M\", got \"-3\"",
-		NULL);
+	    "{\"policies\": [\n"
+	    "  {\"name\": \"ok\", \"match\": {\"cgroup\": \"/\"}},\n"
+	    "  {\"name\": \"ok2\", \"match\": {\"cgroup\": \"/\"}},\n"
+	    "  {\"name\": \"web\",\n"
+	    "   \"match\": {\"cgroup\": \"/x\"},\n"
+	    "   \"trigger\": {\n"
+	    "     \"min_waste\": \"-3\"}}]}",
+	    "t.json:7:19: policies[2].trigger.min_waste: expected a size like \"64M\", got \"-3\"",
+	    NULL);
 	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"cooldown\": \"0s\"}",
 		      "t.json:1:53: cooldown: expected a duration from 1s to 1d, got \"0s\"", NULL);
-	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"max_thps_per_sec\": 2.5}",
-		      "t.json:1:61: max_thps_per_sec: expected an integer from 1 to 10000000, got "
-		      "2.5",
-		      NULL);
+	expect_errors(
+	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"max_thps_per_sec\": 2.5}",
+	    "t.json:1:61: max_thps_per_sec: expected an integer from 1 to 10000000, got "
+	    "2.5",
+	    NULL);
 	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"mode\": null}",
-		      "t.json:1:49: mode: expected one of \"observe\", \"enforce\", got null", NULL);
+		      "t.json:1:49: mode: expected one of \"observe\", \"enforce\", got null",
+		      NULL);
 	expect_errors("{\"name\": \"a/../b\", \"match\": {\"cgroup\": \"/\"}}",
 		      "t.json:1:10: name: expected a name of 1-64 characters from [A-Za-z0-9_.-], "
 		      "got \"a/../b\"",
 		      NULL);
 	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"pressure_guard\": []}",
 		      "t.json:1:59: pressure_guard: expected an object, got an array", NULL);
-	/* hostile bytes in a value are escaped in the message */
+	/* hostile bytes in keys and values are escaped in the message */
+	expect_errors(
+	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"\\u001b]0;x\\u0007\": 1}",
+	    "t.json:1:41: \\x1b]0;x\\x07: unknown key; expected one of: name, match, mode, "
+	    "lowutil_cut, trigger, action, max_bytes_per_action, max_bytes_per_sec, "
+	    "cooldown, scan_interval, max_thps_per_sec, pressure_guard",
+	    NULL);
 	expect_errors("{\"name\": \"a\\u001b[31m\", \"match\": {\"cgroup\": \"/\"}}",
 		      "t.json:1:10: name: expected a name of 1-64 characters from [A-Za-z0-9_.-], "
 		      "got \"a\\x1b[31m\"",
@@ -213,11 +222,12 @@ START_TEST(test_error_keys)
 		      "{\"lowutil_growth\": {}}}",
 		      "t.json:1:71: trigger.lowutil_growth: missing required key \"thps\"",
 		      "t.json:1:71: trigger.lowutil_growth: missing required key \"window\"", NULL);
-	expect_errors("{\"policies\": [{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}},\n"
-		      "{\"name\": \"a\", \"match\": {\"cgroup\": \"/b\"}}]}",
-		      "t.json:2:10: policies[1].name: duplicate policy name \"a\" (first at line 1, "
-		      "column 15)",
-		      NULL);
+	expect_errors(
+	    "{\"policies\": [{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}},\n"
+	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/b\"}}]}",
+	    "t.json:2:10: policies[1].name: duplicate policy name \"a\" (first at line 1, "
+	    "column 15)",
+	    NULL);
 }
 END_TEST
 
@@ -302,25 +312,25 @@ static struct thps_policy_set *load_text(const char *text)
 START_TEST(test_match_specificity)
 {
 	struct thps_policy_set *set = load_text(
-		"{\"policies\": [\n"
-		"{\"name\": \"any\", \"match\": {\"cgroup\": \"/*\"}},\n"
-		"{\"name\": \"any2\", \"match\": {\"cgroup\": \"/*\"}},\n"
-		"{\"name\": \"k8s\", \"match\": {\"cgroup\": \"/kubepods/*\"}},\n"
-		"{\"name\": \"k8s-burst\", \"match\": {\"cgroup\": \"/kubepods/burst*\"}},\n"
-		"{\"name\": \"k8s-pod\", \"match\": {\"cgroup\": \"/kubepods/*/pod*\"}},\n"
-		"{\"name\": \"k8s-pod-x\", \"match\": {\"cgroup\": \"/kubepods/besteffort/pod*\"}},\n"
-		"{\"name\": \"web-glob\", \"match\": {\"container\": \"web-*\"}},\n"
-		"{\"name\": \"web-1\", \"match\": {\"container\": [\"web-1\", \"zz\"]}},\n"
-		"{\"name\": \"db-in-k8s\", \"match\": {\"cgroup\": \"/kubepods/*/*\", \"container\": "
-		"\"db\"}}\n"
-		"]}");
+	    "{\"policies\": [\n"
+	    "{\"name\": \"any\", \"match\": {\"cgroup\": \"/*\"}},\n"
+	    "{\"name\": \"any2\", \"match\": {\"cgroup\": \"/*\"}},\n"
+	    "{\"name\": \"k8s\", \"match\": {\"cgroup\": \"/kubepods/*\"}},\n"
+	    "{\"name\": \"k8s-burst\", \"match\": {\"cgroup\": \"/kubepods/burst*\"}},\n"
+	    "{\"name\": \"k8s-pod\", \"match\": {\"cgroup\": \"/kubepods/*/pod*\"}},\n"
+	    "{\"name\": \"k8s-pod-x\", \"match\": {\"cgroup\": \"/kubepods/besteffort/pod*\"}},\n"
+	    "{\"name\": \"web-glob\", \"match\": {\"container\": \"web-*\"}},\n"
+	    "{\"name\": \"web-1\", \"match\": {\"container\": [\"web-1\", \"zz\"]}},\n"
+	    "{\"name\": \"db-in-k8s\", \"match\": {\"cgroup\": \"/kubepods/*/*\", \"container\": "
+	    "\"db\"}}\n"
+	    "]}");
 
 	/* nothing matches: the built-in observer */
 	ck_assert_str_eq(MATCH(set, "/a/b", NULL), "(builtin)");
 	ck_assert_int_eq(thps_policy_match(set, "/a/b", NULL)->mode, THPS_MODE_OBSERVE);
 	ck_assert_str_eq(MATCH(NULL, "/a", NULL), "(builtin)");
 	/* FNM_PATHNAME: '*' does not cross '/' */
-	ck_assert_str_eq(MATCH(set, "/system.slice", NULL), "any");   /* tie: first loaded */
+	ck_assert_str_eq(MATCH(set, "/system.slice", NULL), "any"); /* tie: first loaded */
 	ck_assert_str_eq(MATCH(set, "/kubepods", NULL), "any");
 	ck_assert_str_eq(MATCH(set, "/kubepods/guaranteed", NULL), "k8s"); /* 1 literal comp. */
 	ck_assert_str_eq(MATCH(set, "/kubepods/burstable", NULL), "k8s-burst"); /* longer prefix */
@@ -334,6 +344,9 @@ START_TEST(test_match_specificity)
 	ck_assert_str_eq(MATCH(set, "/kubepods/x/y", "db"), "db-in-k8s");
 	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db"), "(builtin)");
 	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/pod1", "unknown"), "k8s-pod-x");
+	/* a registration naming a policy selects it, selectors or not */
+	ck_assert_str_eq(MATCH(set, "/elsewhere", "k8s-burst"), "k8s-burst");
+	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db-in-k8s"), "db-in-k8s");
 	ck_assert_ptr_nonnull(thps_policy_find(set, "k8s"));
 	ck_assert_ptr_null(thps_policy_find(set, "nope"));
 	thps_policy_set_free(set);
@@ -383,15 +396,16 @@ static bool errors_contain(const struct thps_policy_errors *e, const char *s)
 START_TEST(test_dir_load_all_or_nothing)
 {
 	struct thps_policy_set *set = NULL, *keep = (struct thps_policy_set *)&keep;
-	struct thps_policy_errors errs = { 0 };
+	struct thps_policy_errors errs = {0};
 	char path[256];
 
 	write_file("20-b.json", "{\"name\": \"b\", \"match\": {\"cgroup\": \"/*\"}}");
-	write_file("10-a.json", "{\"policies\": [{\"name\": \"a\", \"match\": {\"cgroup\": \"/*\"}}]}");
+	write_file("10-a.json",
+		   "{\"policies\": [{\"name\": \"a\", \"match\": {\"cgroup\": \"/*\"}}]}");
 	write_file("README", "not json, not loaded");
 	write_file(".hidden.json", "not loaded either");
-	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs),
-			 0);
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
 	ck_assert_uint_eq(set->n, 2);
 	/* byte order of file names decides ties: 10-a before 20-b */
@@ -405,9 +419,11 @@ START_TEST(test_dir_load_all_or_nothing)
 	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), -EINVAL);
 	ck_assert_ptr_eq(set, keep); /* untouched */
 	ck_assert_uint_eq(errs.n, 2);
-	snprintf(path, sizeof(path), "%s/30-c.json:1:35: match.cgroup: expected a cgroup path", tmpdir);
+	snprintf(path, sizeof(path), "%s/30-c.json:1:35: match.cgroup: expected a cgroup path",
+		 tmpdir);
 	ck_assert_msg(!strncmp(errs.msgs[0], path, strlen(path)), "got %s", errs.msgs[0]);
-	snprintf(path, sizeof(path), "%s/40-d.json:1:13: expected ',' or '}', got end of file", tmpdir);
+	snprintf(path, sizeof(path), "%s/40-d.json:1:13: expected ',' or '}', got end of file",
+		 tmpdir);
 	ck_assert_str_eq(errs.msgs[1], path);
 	thps_policy_errors_clear(&errs);
 
@@ -429,7 +445,7 @@ END_TEST
 START_TEST(test_dir_vanished)
 {
 	struct thps_policy_set *set = NULL, *keep = (struct thps_policy_set *)&keep;
-	struct thps_policy_errors errs = { 0 };
+	struct thps_policy_errors errs = {0};
 	char gone[128], want[256];
 
 	snprintf(gone, sizeof(gone), "%s/gone", tmpdir);
@@ -453,7 +469,7 @@ END_TEST
 START_TEST(test_dir_owner_check)
 {
 	struct thps_policy_set *set = NULL;
-	struct thps_policy_errors errs = { 0 };
+	struct thps_policy_errors errs = {0};
 	char path[256], want[512];
 
 	if (geteuid() != 0) {
@@ -463,8 +479,8 @@ START_TEST(test_dir_owner_check)
 	write_file("a.json", "{\"name\": \"a\", \"match\": {\"cgroup\": \"/*\"}}");
 	snprintf(path, sizeof(path), "%s/a.json", tmpdir);
 	ck_assert_int_eq(chmod(path, 0664), 0);
-	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs),
-			 -EPERM);
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
 	snprintf(want, sizeof(want),
 		 "%s: refusing to use: writable by group or others (mode 0664); chmod go-w it",
 		 path);
@@ -475,21 +491,21 @@ START_TEST(test_dir_owner_check)
 	thps_policy_set_free(set);
 	ck_assert_int_eq(chmod(path, 0644), 0);
 	ck_assert_int_eq(chown(path, 1234, 0), 0);
-	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs),
-			 -EPERM);
-	snprintf(want, sizeof(want), "%s: refusing to use: owned by uid 1234, not root; chown root it",
-		 path);
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	snprintf(want, sizeof(want),
+		 "%s: refusing to use: owned by uid 1234, not root; chown root it", path);
 	ck_assert_str_eq(errs.msgs[0], want);
 	thps_policy_errors_clear(&errs);
 	ck_assert_int_eq(chown(path, 0, 0), 0);
 	ck_assert_int_eq(chmod(tmpdir, 0777), 0);
-	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs),
-			 -EPERM);
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
 	ck_assert(errors_contain(&errs, "mode 0777"));
 	thps_policy_errors_clear(&errs);
 	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
-	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs),
-			 0);
+	ck_assert_int_eq(
+	    thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), 0);
 	thps_policy_set_free(set);
 }
 END_TEST
@@ -497,7 +513,7 @@ END_TEST
 START_TEST(test_file_limits)
 {
 	struct thps_policy_set *set = thps_policy_set_new();
-	struct thps_policy_errors errs = { 0 };
+	struct thps_policy_errors errs = {0};
 	char path[256], want[300];
 	char *big = malloc(THPS_POLICY_MAX_FILE + 2);
 
@@ -538,10 +554,10 @@ END_TEST
 START_TEST(test_mutations_do_not_crash)
 {
 	static const char good[] =
-		"{\"policies\": [{\"name\": \"web\", \"match\": {\"cgroup\": \"/a/*\", \"container\": "
-		"[\"x\"]}, \"mode\": \"enforce\", \"trigger\": {\"min_waste\": \"64M\", "
-		"\"lowutil_growth\": {\"thps\": 5, \"window\": \"2m\"}}, \"pressure_guard\": "
-		"{\"memory_some_avg10\": 2.5}, \"lowutil_cut\": \"\\u0032\\ud83d\\ude00\"}]}";
+	    "{\"policies\": [{\"name\": \"web\", \"match\": {\"cgroup\": \"/a/*\", \"container\": "
+	    "[\"x\"]}, \"mode\": \"enforce\", \"trigger\": {\"min_waste\": \"64M\", "
+	    "\"lowutil_growth\": {\"thps\": 5, \"window\": \"2m\"}}, \"pressure_guard\": "
+	    "{\"memory_some_avg10\": 2.5}, \"lowutil_cut\": \"\\u0032\\ud83d\\ude00\"}]}";
 	unsigned seed = 12345;
 	size_t len = sizeof(good) - 1;
 	char buf[sizeof(good) + 8];
@@ -549,7 +565,7 @@ START_TEST(test_mutations_do_not_crash)
 
 	for (int i = 0; i < 20000; i++) {
 		struct thps_policy_set *set = thps_policy_set_new();
-		struct thps_policy_errors errs = { 0 };
+		struct thps_policy_errors errs = {0};
 		size_t n = len;
 		memcpy(buf, good, len);
 		for (int m = 0; m < 1 + (int)(rand_r(&seed) % 4); m++) {
