@@ -40,7 +40,10 @@ cat >"$T/policies/10-mine.json" <<JEOF
 { "name": "mine", "match": { "cgroup": "$CG" }, "mode": "observe", "trigger": { "min_waste": "2M" } }
 JEOF
 chmod 644 "$T/policies/10-mine.json"
-printf '{"version":1,"id":"c1","cgroup":"/a/b","pid":0,"pid_start_time":0,"created":"2026-12-03T05:46:40Z","status":"created","stage":"createRuntime"}\n' >"$T/regs/c1.json"
+# A live registration (this shell, in the root cgroup), so the daemon's GC keeps it.
+ST=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)
+printf '{"version":1,"id":"c1","cgroup":"/","pid":%d,"pid_start_time":%s,"created":"2026-12-03T05:46:40Z","status":"running","stage":"createRuntime"}\n' $$ "$ST" >"$T/regs/c1.json"
+chmod 644 "$T/regs/c1.json"
 regs_sum() { (cd "$T/regs" && stat -c "%n %s %Y %a %u" ./* && cat ./*) | md5sum; }
 REGS=$(regs_sum)
 MPN0=$(cat $MPN 2>/dev/null || echo absent)
@@ -102,6 +105,8 @@ for n in 1 2 3 4 5 6 7 8 9 10; do
 	start; wait_up "B$n"
 	[ "$(regs_sum)" = "$REGS" ] || fail "B$n: the registrations dir changed"
 done
+loads=$(grep -c "^.*1 container registrations in" "$T/daemon.log")
+[ "$loads" -ge 11 ] || fail "B: the registration was picked up at only $loads of 11 starts"
 wait_pass "B"
 kill -9 $DPID; wait $DPID 2>/dev/null
 tmps=$(find "$T/state" -name '*.tmp*' | wc -l)
@@ -110,7 +115,7 @@ MPN1=$(cat $MPN 2>/dev/null || echo absent)
 [ "$MPN1" = "$MPN0" ] || fail "B: max_ptes_none went from $MPN0 to $MPN1"
 [ -s "$T/state/status.json" ] && $PY -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/state/status.json" ||
 	fail "B: status.json is missing or not JSON after the kills"
-echo "ok: B: 10 SIGKILLs at random moments, each restart served (and a full pass after); registrations intact, max_ptes_none $MPN1, status.json whole, $tmps stale temp files"
+echo "ok: B: 10 SIGKILLs at random moments, each restart served (and a full pass after); registrations intact and picked up at each start ($loads), max_ptes_none $MPN1, status.json whole, $tmps stale temp files"
 [ "$tmps" -le 10 ] || fail "B: $tmps temp files left in the state dir"
 
 # C. Slow clients.
