@@ -46,6 +46,10 @@ else
 		echo "# pid $A reused by B; A's ranges: $res; B's AnonHugePages ${before} kB -> ${after} kB"
 		vm_check pid-reuse "A's $na ranges on B (same pid $A): $res, B's THPs ${before} -> ${after} kB" \
 			sh -c "echo '$res' | grep -q ' split=0 ' && [ '$after' = '$before' ] && [ '$before' -gt 0 ]"
+		# The re-check itself (also where the actuator refuses to act at all, as on 6.1): every
+		# one of A's ranges is seen to belong to another process now.
+		nother=$(grep -c 'is another process now' $D/split-a.err)
+		vm_check pid-reuse-recheck "the re-check calls $nother of A's $na ranges another process's" [ "$nother" = "$na" ]
 		v=$(vm_bloat_verify $B $D/bloat-b.log)
 		vm_check pid-reuse-data "B's data after the refused splits: $v" [ "${v#VERIFY OK}" != "$v" ]
 		# Control: B's own ranges split (where this kernel lets the split actuator act).
