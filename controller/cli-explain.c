@@ -1,0 +1,117 @@
+/* thpshrink explain CGROUP: why the daemon did (or did not) act on a cgroup, from the status
+ * file it rewrites after every pass. Read-only; works without privileges if the file is. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cli-explain.h"
+#include "fileio.h"
+#include "log.h"
+
+#ifndef RUNSTATEDIR
+#define RUNSTATEDIR "/run"
+#endif
+
+static const char *str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : "";
+}
+
+static int64_t num(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int)
+		       ? json_object_get_int64(v)
+		       : -1;
+}
+
+int thps_cli_explain(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *state_dir = RUNSTATEDIR "/thpshrink";
+	_cleanup_free_ char *text = NULL;
+	char path[4096];
+	json_object *root, *arr, *found = NULL;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
+		if (c == 's')
+			state_dir = optarg;
+		else if (c == 'h') {
+			printf("Usage: thpshrink explain [--state-dir DIR] CGROUP\n\n"
+			       "Shows the daemon's last decision for CGROUP (a path under the cgroup mount,\n"
+			       "e.g. /system.slice/web.service) and its inputs.\n");
+			return 0;
+		} else
+			return 2;
+	}
+	if (optind + 1 != argc) {
+		log_error("explain: expected one CGROUP argument; see 'thpshrink explain --help'");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "%s/status.json", state_dir);
+	r = read_file_bounded(path, 64 << 20, &text, NULL);
+	if (r < 0) {
+		log_error_errno(r, "Failed to read '%s' (is thpshrinkd running?): %m", path);
+		return 1;
+	}
+	root = json_tokener_parse(text);
+	if (!root || !json_object_object_get_ex(root, "cgroups", &arr) ||
+	    !json_object_is_type(arr, json_type_array)) {
+		log_error("'%s': not a thpshrinkd status file", path);
+		json_object_put(root);
+		return 1;
+	}
+	const char *want = argv[optind];
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+		const char *cg = str(e, "cgroup");
+		/* Accept the path with or without its leading slash. */
+		if (!strcmp(cg, want) || (want[0] != '/' && cg[0] == '/' && !strcmp(cg + 1, want))) {
+			found = e;
+			break;
+		}
+	}
+	if (!found) {
+		log_error("cgroup '%s' is not in '%s': the last pass saw no THPs charged to it, or it "
+			  "does not exist", want, path);
+		json_object_put(root);
+		return 1;
+	}
+	time_t t = (time_t)num(found, "time");
+	char when[64] = "?";
+	struct tm tm;
+	if (t > 0 && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	printf("cgroup:            %s\n", str(found, "cgroup"));
+	printf("last pass:         %s\n", when);
+	printf("policy:            %s\n", *str(found, "policy") ? str(found, "policy") : "(none matches)");
+	printf("THPs:              %" PRId64 " (low-utilization at the policy's cut: %" PRId64 ")\n",
+	       num(found, "thps"), num(found, "lowutil_thps"));
+	printf("waste:             %" PRId64 " bytes\n", num(found, "waste_bytes"));
+	printf("partially mapped:  %" PRId64 " bytes\n", num(found, "partially_mapped_bytes"));
+	printf("decision:          %s (rule: %s)\n", str(found, "action"), str(found, "rule"));
+	printf("why:               %s\n", str(found, "reason"));
+	if (num(found, "requested_bytes") > 0)
+		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n", num(found, "requested_bytes"),
+		       num(found, "given_back_bytes"));
+	if (*str(root, "observe_only_reason"))
+		printf("daemon:            observe-only: %s\n", str(root, "observe_only_reason"));
+	json_object_put(root);
+	return 0;
+}

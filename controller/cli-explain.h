@@ -1,0 +1,3 @@
+/* thpshrink explain: reads the daemon's status file. Returns the exit status. */
+#pragma once
+int thps_cli_explain(int argc, char **argv);

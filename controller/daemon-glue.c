@@ -1,0 +1,329 @@
+/* The daemon's links to the modules it drives (see daemon-glue.h): sources from the plugin
+ * table (plugins.c), policies (policy.h), the decision engine (engine.h), and actions through
+ * the actuator table (actuator.h). */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon-glue.h"
+#include "macro.h"
+#include "fileio.h"
+#include "actuator.h"
+#include "engine.h"
+#include "policy.h"
+#include "psi.h"
+#include "plugin.h"
+
+struct dglue_policies {
+	struct thps_policy_set *set;
+};
+
+int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err, size_t err_size)
+{
+	struct thps_policy_errors errs = { 0 };
+	struct thps_policy_set *set = NULL;
+	struct dglue_policies *p;
+	int r;
+
+	err[0] = '\0';
+	r = thps_policy_set_load_dir(dir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs);
+	if (r == -ENOENT) {
+		/* No directory: nothing is configured, the built-in observe policy applies. */
+		set = thps_policy_set_new();
+		r = set ? 0 : -ENOMEM;
+	}
+	if (r < 0) {
+		size_t off = 0;
+		for (size_t i = 0; i < errs.n && off + 1 < err_size; i++) {
+			int n = snprintf(err + off, err_size - off, "%s%s", i ? "; " : "", errs.msgs[i]);
+			if (n < 0)
+				break;
+			off += (size_t)n;
+		}
+		if (!errs.n)
+			snprintf(err, err_size, "%s: %s", dir, strerror(-r));
+		thps_policy_errors_clear(&errs);
+		return r;
+	}
+	thps_policy_errors_clear(&errs);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		thps_policy_set_free(set);
+		return -ENOMEM;
+	}
+	p->set = set;
+	*ret = p;
+	return (int)set->n;
+}
+
+void dglue_policies_free(struct dglue_policies *p)
+{
+	if (!p)
+		return;
+	thps_policy_set_free(p->set);
+	free(p);
+}
+
+size_t dglue_policies_count(const struct dglue_policies *p)
+{
+	return p && p->set ? p->set->n : 0;
+}
+
+int dglue_engine_new(struct thps_engine **ret)
+{
+	return thps_engine_new(NULL, ret);
+}
+
+static bool path_exists(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	return thps_path(path, sizeof(path), root, "%s", rel) == 0 && access(path, F_OK) == 0;
+}
+
+static const char *cgroup_mount(const struct thps_ctx *ctx, char *buf, size_t size)
+{
+	if (ctx->cgroup_root[0])
+		return ctx->cgroup_root;
+	if (thps_path(buf, size, ctx->sys_root, "fs/cgroup") < 0)
+		return "";
+	return buf;
+}
+
+void dglue_probe(const struct thps_ctx *ctx, struct dglue_caps *ret)
+{
+	_cleanup_free_ char *controllers = NULL;
+	char mnt[PATH_MAX], path[PATH_MAX];
+	const char *root = cgroup_mount(ctx, mnt, sizeof(mnt));
+
+	memset(ret, 0, sizeof(*ret));
+	if (thps_path(path, sizeof(path), root, "cgroup.controllers") == 0 &&
+	    read_file_bounded(path, 4096, &controllers, NULL) == 0) {
+		const char *p = controllers;
+		while ((p = strstr(p, "memory"))) {
+			if ((p == controllers || p[-1] == ' ') && (p[6] == ' ' || p[6] == '\n' || !p[6]))
+				ret->cgroup2_memory = true;
+			p += 6;
+		}
+	}
+	/* memory.reclaim lives in every non-root cgroup; look one level down. */
+	if (ret->cgroup2_memory) {
+		_cleanup_closedir_ DIR *d = opendir(root);
+		struct dirent *de;
+		while (d && (de = readdir(d)))
+			if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+				char rel[PATH_MAX];
+				snprintf(rel, sizeof(rel), "%.200s/memory.reclaim", de->d_name);
+				if (path_exists(root, rel)) {
+					ret->memory_reclaim = true;
+					break;
+				}
+			}
+	}
+	ret->split_huge_pages = path_exists(ctx->debugfs_root, "split_huge_pages");
+	ret->thp_utilization = path_exists(ctx->debugfs_root, "thp_utilization");
+	ret->pagemap = path_exists(ctx->proc_root, "self/pagemap");
+	ret->kpageflags = path_exists(ctx->proc_root, "kpageflags");
+	if (!ret->cgroup2_memory)
+		snprintf(ret->why, sizeof(ret->why),
+			 "no cgroup v2 memory controller at '%.150s' (cgroup v1 is read-only to thpshrink)", root);
+	else if (!ret->memory_reclaim)
+		snprintf(ret->why, sizeof(ret->why), "the kernel has no memory.reclaim (Linux >= 5.19 needed)");
+}
+
+size_t dglue_caps_flags(const struct dglue_caps *caps, struct thps_metrics_flag *flags, size_t max)
+{
+	const struct thps_metrics_flag all[] = {
+		{ "cgroup2_memory", caps->cgroup2_memory },
+		{ "debugfs_split_huge_pages", caps->split_huge_pages },
+		{ "debugfs_thp_utilization", caps->thp_utilization },
+		{ "kpageflags", caps->kpageflags },
+		{ "memory_reclaim", caps->memory_reclaim },
+		{ "pagemap", caps->pagemap },
+	};
+	size_t n = MIN(max, ELEMENTSOF(all));
+
+	memcpy(flags, all, n * sizeof(*flags));
+	return n;
+}
+
+/* Every source in the plugin table (plugins.c), in its order. */
+static const struct thps_source_ops *sources(size_t i)
+{
+	for (size_t j = 0; thps_sources[j]; j++)
+		if (j == i)
+			return thps_sources[j];
+	return NULL;
+}
+
+const char *dglue_sources_description(void)
+{
+	static char buf[128];
+
+	buf[0] = '\0';
+	for (size_t i = 0; sources(i); i++) {
+		const struct thps_source_ops *s = sources(i);
+		if (s->name)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", buf[0] ? "," : "", s->name);
+	}
+	return buf[0] ? buf : "none (built without sources)";
+}
+
+int dglue_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
+		  struct thps_scan *scan, char *why, size_t why_size)
+{
+	int first = 0;
+
+	why[0] = '\0';
+	for (size_t i = 0; sources(i); i++) {
+		const struct thps_source_ops *s = sources(i);
+		char reason[200];
+		int r;
+
+		if (!s->collect)
+			continue;
+		if (s->probe && s->probe(ctx, reason, sizeof(reason)) <= 0)
+			continue;
+		r = s->collect(ctx, opts, scan);
+		if (r < 0 && first == 0) {
+			first = r;
+			snprintf(why, why_size, "source '%s': %s", s->name, strerror(-r));
+		}
+	}
+	thps_scan_finish(scan, opts->lowutil_max_bucket);
+	return first;
+}
+
+/* memory.pressure "some avg10" of the cgroup, or -1 when unknown (no guard applies). */
+static double cgroup_pressure(const struct thps_ctx *ctx, const char *cgroup)
+{
+	_cleanup_free_ char *text = NULL;
+	char mnt[PATH_MAX], path[PATH_MAX];
+	struct thps_psi psi;
+
+	if (thps_path(path, sizeof(path), cgroup_mount(ctx, mnt, sizeof(mnt)), "%s/memory.pressure",
+		      cgroup) < 0 ||
+	    read_file_bounded(path, 4096, &text, NULL) < 0 || thps_psi_parse(text, &psi) < 0)
+		return -1;
+	return psi.some.avg10;
+}
+
+int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
+		 const struct thps_scan *scan, const struct thps_cgroup_stats *c, const char *container,
+		 const char *policy_name, bool observe_only, uint64_t now_usec, struct dglue_decision *ret)
+{
+	const struct thps_policy *pol = NULL;
+
+	/* A registration may name its policy (container annotation); an unknown name falls back
+	 * to matching, so a typo in an annotation never escalates anything. */
+	if (policy_name && *policy_name && p)
+		pol = thps_policy_find(p->set, policy_name);
+	if (!pol)
+		pol = thps_policy_match(p ? p->set : NULL, c->path, container);
+	const struct thps_figures f = {
+		.lowutil_thps = thps_hist_lowutil_thps(&c->hist, pol->lowutil_max_bucket),
+		.waste_bytes = thps_hist_lowutil_zero(&c->hist, pol->lowutil_max_bucket) * scan->geom.page_size,
+		.partial_bytes = c->partial_unmapped_bytes,
+		.memory_current = c->have_memstat ? c->memory_current : 0,
+		.pressure_some_avg10 = cgroup_pressure(ctx, c->path),
+	};
+	struct thps_decision d;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	r = thps_engine_decide(e, c->path, pol, now_usec, &f, &d);
+	if (r < 0)
+		return r;
+	snprintf(ret->policy, sizeof(ret->policy), "%s", d.policy);
+	snprintf(ret->rule, sizeof(ret->rule), "%s", thps_rule_name(d.rule));
+	ret->waste_bytes = f.waste_bytes;
+	ret->lowutil_thps = f.lowutil_thps;
+	if (d.rule == THPS_RULE_OBSERVE) {
+		/* Recorded by the observe actuator: what enforce would have asked. */
+		snprintf(ret->action, sizeof(ret->action), "observe");
+		snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
+		ret->amount = MIN(d.reclaimable, pol->max_bytes_per_action ? pol->max_bytes_per_action : UINT64_MAX);
+		ret->act = true;
+		return 0;
+	}
+	if (d.action == THPS_ACT_NONE) {
+		snprintf(ret->action, sizeof(ret->action), "none");
+		snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
+		return 0;
+	}
+	ret->amount = d.bytes;
+	ret->act = true;
+	if (observe_only) {
+		snprintf(ret->action, sizeof(ret->action), "observe");
+		snprintf(ret->reason, sizeof(ret->reason), "observe-only daemon: would %s (%s)",
+			 thps_engine_action_name(d.action), d.why);
+		ret->dry = true;
+		return 0;
+	}
+	snprintf(ret->action, sizeof(ret->action), "%s", thps_engine_action_name(d.action));
+	snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
+	return 0;
+}
+
+void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_decision *d,
+		  const struct dglue_result *res)
+{
+	if (d->act && !d->dry && strcmp(d->action, "observe"))
+		(void)thps_engine_record_result(e, cgroup, res->requested, res->given_back);
+}
+
+int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
+	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
+	      struct dglue_result *ret)
+{
+	const struct thps_actuator_ops *a = thps_actuator_find(d->action);
+	struct thps_act_request req = {
+		.cgroup = c->path,
+		.geom = &scan->geom,
+		.amount_bytes = d->amount,
+		.max_bytes = d->amount,
+	};
+	struct thps_act_result res;
+	_cleanup_free_ struct thps_thp_range *ranges = NULL;
+	size_t n = 0;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!a)
+		return -EOPNOTSUPP;
+	if (!c->path || !strcmp(c->path, "/"))
+		return -EINVAL;
+	if (!strcmp(d->action, "split") && scan->n_ranges) {
+		/* Only this cgroup's low-util THPs, as the scanner saw them. */
+		ranges = calloc(scan->n_ranges, sizeof(*ranges));
+		if (!ranges)
+			return -ENOMEM;
+		for (size_t i = 0; i < scan->n_ranges; i++)
+			if (scan->ranges[i].ino == c->ino)
+				ranges[n++] = scan->ranges[i];
+		req.ranges = ranges;
+		req.n_ranges = n;
+	}
+	memset(&res, 0, sizeof(res));
+	r = a->act(ctx, &req, &res);
+	if (!strcmp(d->action, "observe")) {
+		/* Nothing was asked of the kernel; an unreadable memory.current (cgroup v1) only
+		 * costs the dry run its snapshot. */
+		snprintf(ret->note, sizeof(ret->note), "%s", r < 0 ? "dry run" : res.note);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	ret->requested = res.asked_bytes;
+	if (res.before.memory_current != UINT64_MAX && res.after.memory_current != UINT64_MAX &&
+	    res.before.memory_current > res.after.memory_current)
+		ret->given_back = res.before.memory_current - res.after.memory_current;
+	snprintf(ret->note, sizeof(ret->note), "%s", res.note);
+	return res.acted || !strcmp(d->action, "observe") ? 0 : -ECANCELED;
+}

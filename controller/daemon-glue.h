@@ -1,0 +1,84 @@
+/* The daemon's integration points with the other parts of thpshrink: sources, policies, the
+ * decision engine, actuators and the capability probe. Each is one small function so that the
+ * real modules (plugins/, policy.h, engine.h, actuator.h, probe.h) replace the stand-ins here
+ * without touching the manager. The stand-ins are deliberately conservative: they never act
+ * unless a policy says "enforce", the kernel has cgroup v2 memory.reclaim, and --dry-run is off. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "metrics.h"
+#include "scan.h"
+
+struct dglue_policies;
+struct thps_engine;
+
+/* Loads every *.json in dir, all or nothing (policy.h). Returns the number of policies (and
+ * *ret), or -errno with err holding every "file:line:col: path: reason" for the operator. A
+ * missing dir is an empty set (the built-in observe policy applies), not an error. */
+int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err, size_t err_size);
+void dglue_policies_free(struct dglue_policies *p);
+size_t dglue_policies_count(const struct dglue_policies *p);
+
+/* The decision engine with default budgets. Returns 0 or -errno. */
+int dglue_engine_new(struct thps_engine **ret);
+
+struct dglue_decision {
+	char policy[72];   /* name of the matching policy ("(builtin)" when none) */
+	char rule[32];     /* the engine's rule ("min_waste", "cooldown", ...) */
+	char action[16];   /* "reclaim", "split", "observe", "none" */
+	char reason[320];  /* one line, for logs and `thpshrink explain` */
+	bool act;          /* call the actuator */
+	bool dry;          /* the engine would act; the daemon only observes */
+	uint64_t amount;   /* bytes to ask for */
+	uint64_t waste_bytes, lowutil_thps; /* at the policy's low-util cut */
+};
+
+struct dglue_caps {
+	bool cgroup2_memory;
+	bool memory_reclaim;
+	bool split_huge_pages;
+	bool thp_utilization;
+	bool pagemap;
+	bool kpageflags;
+	char why[256];     /* first reason the daemon must stay observe-only, "" if none */
+};
+
+/* Probes what this kernel offers. Never fails: missing things are false with a reason. */
+void dglue_probe(const struct thps_ctx *ctx, struct dglue_caps *ret);
+/* Fills flags (at most max) from caps for the metrics. Returns the count. */
+size_t dglue_caps_flags(const struct dglue_caps *caps, struct thps_metrics_flag *flags, size_t max);
+
+/* Runs every source built in. Returns 0, or the first -errno of a failing source (the others
+ * still ran); why names it. */
+int dglue_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
+		  struct thps_scan *scan, char *why, size_t why_size);
+/* The names of the sources built in, comma separated, for the start-up log. */
+const char *dglue_sources_description(void);
+
+/* Matches c's policy (policy_name, from a container registration, first; container is the
+ * registration's name for match.container; both may be NULL) and asks the engine.
+ * observe_only turns actions into "observe". now_usec is CLOCK_MONOTONIC. Returns 0 or -errno
+ * (-ENOSPC: too many cgroups tracked). */
+int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
+		 const struct thps_scan *scan, const struct thps_cgroup_stats *c, const char *container,
+		 const char *policy_name, bool observe_only, uint64_t now_usec, struct dglue_decision *ret);
+
+struct dglue_result {
+	uint64_t requested;
+	uint64_t given_back;  /* memory.current before - after */
+	char note[512];       /* the actuator's word for the operator, "" if none */
+};
+
+struct dglue_result;
+/* Tells the engine what an action gave back (drives its no-effect backoff). */
+void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_decision *d,
+		  const struct dglue_result *res);
+
+/* Carries out d for cgroup c (of scan) through the actuator named d->action. Returns 0,
+ * -ECANCELED if the actuator refused (note says why), or -errno (the caller logs). */
+int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
+	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
+	      struct dglue_result *ret);

@@ -1,0 +1,21 @@
+/* The /metrics HTTP endpoint: a thin layer over libmicrohttpd. The scan side publishes a
+ * finished text (http_server_publish); the server thread only ever copies it under a lock,
+ * so a slow or hostile client never sees half a pass nor holds the scan up. */
+#pragma once
+#include <stddef.h>
+
+struct http_server;
+
+/* Starts serving on addr ("127.0.0.1:9477", "[::1]:9477") or, when listen_fd >= 0, on that
+ * already bound socket (systemd socket activation). Returns 0, -EINVAL for a bad address,
+ * or -errno (e.g. -EADDRINUSE). */
+int http_server_start(const char *addr, int listen_fd, struct http_server **ret);
+/* Replaces the served text with a copy of text. Returns 0 or -ENOMEM (the old text stays). */
+int http_server_publish(struct http_server *s, const char *text, size_t len);
+/* The bound port (for "127.0.0.1:0"), or 0. */
+unsigned http_server_port(const struct http_server *s);
+void http_server_stop(struct http_server *s);
+
+/* Parses "HOST:PORT" / "[V6]:PORT" into a sockaddr. Returns 0 or -EINVAL. Exposed for tests. */
+struct sockaddr_storage;
+int http_parse_listen(const char *addr, struct sockaddr_storage *ret, unsigned *ret_len);

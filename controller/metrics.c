@@ -1,0 +1,340 @@
+/* Prometheus text format 0.0.4: HELP/TYPE before each family, base units, counters end in
+ * _total, label values escaped. Nothing here allocates except format_alloc's buffer. */
+#include <errno.h>
+#include <stddef.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "metrics.h"
+
+struct out {
+	char *buf;
+	size_t size;
+	size_t len;
+	bool overflow;
+};
+
+static void put(struct out *o, const char *fmt, ...) _printf_(2, 3);
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->size - o->len) {
+		o->overflow = true;
+		o->buf[o->len] = '\0';
+		return;
+	}
+	o->len += n;
+}
+
+int thps_metrics_escape_label(const char *value, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *p = value; *p; p++) {
+		const char *rep = NULL;
+		char one[2] = { *p, 0 };
+
+		if (*p == '\\')
+			rep = "\\\\";
+		else if (*p == '"')
+			rep = "\\\"";
+		else if (*p == '\n')
+			rep = "\\n";
+		else
+			rep = one;
+		size_t l = strlen(rep);
+		if (n + l >= size)
+			return -ENOBUFS;
+		memcpy(out + n, rep, l);
+		n += l;
+	}
+	if (n >= size)
+		return -ENOBUFS;
+	out[n] = '\0';
+	return (int)n;
+}
+
+/* Writes a label value, escaped, straight into the output. */
+static void put_label(struct out *o, const char *value)
+{
+	for (const char *p = value ? value : ""; *p && !o->overflow; p++) {
+		if (*p == '\\')
+			put(o, "\\\\");
+		else if (*p == '"')
+			put(o, "\\\"");
+		else if (*p == '\n')
+			put(o, "\\n");
+		else
+			put(o, "%c", *p);
+	}
+}
+
+static void family(struct out *o, const char *name, const char *type, const char *help)
+{
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void cgroup_value(struct out *o, const char *name, const char *cgroup, uint64_t v)
+{
+	put(o, "%s{cgroup=\"", name);
+	put_label(o, cgroup);
+	put(o, "\"} %" PRIu64 "\n", v);
+}
+
+static void bucket_label(const struct thps_geometry *g, unsigned b, char *buf, size_t size)
+{
+	unsigned lo, hi;
+
+	thps_bucket_range(g, b, &lo, &hi);
+	snprintf(buf, size, "%u-%u", lo, hi);
+}
+
+static void cgroup_hist(struct out *o, const struct thps_scan *s, bool zero)
+{
+	const char *name = zero ? "thpshrink_cgroup_zero_subpages" : "thpshrink_cgroup_thps";
+
+	family(o, name, "gauge",
+	       zero ? "Zero 4 KiB subpages of the cgroup's anonymous THPs, by utilization bucket "
+		      "(utilized subpages)."
+		    : "Anonymous PMD-mapped THPs of the cgroup, by utilization bucket (utilized "
+		      "subpages).");
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		const struct thps_cgroup_stats *c = &s->cgroups[i];
+		for (unsigned b = 0; b < THPS_BUCKETS; b++) {
+			char label[32];
+
+			bucket_label(&s->geom, b, label, sizeof(label));
+			put(o, "%s{cgroup=\"", name);
+			put_label(o, c->path);
+			put(o, "\",bucket=\"%s\"} %" PRIu64 "\n", label,
+			    zero ? c->hist.zero_subpages[b] : c->hist.thps[b]);
+		}
+	}
+}
+
+static void cgroup_family(struct out *o, const struct thps_scan *s, const char *name,
+			  const char *help, size_t offset, bool only_memstat)
+{
+	family(o, name, "gauge", help);
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		const struct thps_cgroup_stats *c = &s->cgroups[i];
+		if (only_memstat && !c->have_memstat)
+			continue;
+		cgroup_value(o, name, c->path, *(const uint64_t *)((const char *)c + offset));
+	}
+}
+
+static void actions(struct out *o, const struct thps_metrics_input *in)
+{
+	static const struct {
+		const char *name, *help;
+		size_t offset;
+	} fams[] = {
+		{ "thpshrink_actions_total", "Actions taken per cgroup and action (observe: would have acted).",
+		  offsetof(struct thps_metrics_action, count) },
+		{ "thpshrink_action_failures_total", "Actions the kernel refused or that failed.",
+		  offsetof(struct thps_metrics_action, failures) },
+		{ "thpshrink_requested_bytes_total", "Bytes the daemon asked the kernel to give back.",
+		  offsetof(struct thps_metrics_action, bytes_requested) },
+		{ "thpshrink_given_back_bytes_total", "Bytes given back, measured before and after each action.",
+		  offsetof(struct thps_metrics_action, bytes_given_back) },
+	};
+
+	for (size_t f = 0; f < ELEMENTSOF(fams); f++) {
+		family(o, fams[f].name, "counter", fams[f].help);
+		for (size_t i = 0; i < in->n_actions; i++) {
+			const struct thps_metrics_action *a = &in->actions[i];
+			put(o, "%s{cgroup=\"", fams[f].name);
+			put_label(o, a->cgroup);
+			put(o, "\",action=\"");
+			put_label(o, a->action);
+			put(o, "\"} %" PRIu64 "\n", *(const uint64_t *)((const char *)a + fams[f].offset));
+		}
+	}
+}
+
+static void scan_summary(struct out *o, const struct thps_scan *s)
+{
+	const struct thps_scan_summary *m = &s->summary;
+
+	family(o, "thpshrink_scan_thps", "gauge", "Distinct THPs whose contents the last scan read.");
+	put(o, "thpshrink_scan_thps %" PRIu64 "\n", m->thps_scanned);
+	family(o, "thpshrink_scan_shared_thps", "gauge", "Further mappings of THPs already counted in the last scan.");
+	put(o, "thpshrink_scan_shared_thps %" PRIu64 "\n", m->thps_shared);
+	family(o, "thpshrink_scan_read_bytes", "gauge", "Bytes of process memory the last scan read.");
+	put(o, "thpshrink_scan_read_bytes %" PRIu64 "\n", m->bytes_read);
+	family(o, "thpshrink_scan_processes", "gauge", "Processes the last scan walked.");
+	put(o, "thpshrink_scan_processes %" PRIu64 "\n", m->procs_scanned);
+	family(o, "thpshrink_scan_processes_skipped", "gauge",
+	       "Processes the last scan skipped (exited, changed or unreadable).");
+	put(o, "thpshrink_scan_processes_skipped %" PRIu64 "\n", m->procs_skipped);
+	family(o, "thpshrink_scan_duration_seconds", "gauge", "Wall-clock time of the last scan.");
+	put(o, "thpshrink_scan_duration_seconds %.6f\n", m->wall_ns / 1e9);
+	family(o, "thpshrink_scan_cpu_seconds", "gauge", "CPU time of the last scan.");
+	put(o, "thpshrink_scan_cpu_seconds %.6f\n", m->cpu_ns / 1e9);
+	family(o, "thpshrink_scan_throttled_seconds", "gauge",
+	       "Time the last scan slept to stay within its THP rate budget.");
+	put(o, "thpshrink_scan_throttled_seconds %.6f\n", m->throttled_ns / 1e9);
+}
+
+static void kernel_figures(struct out *o, const struct thps_scan *s)
+{
+	if (s->have_kernel_hist) {
+		for (int zero = 0; zero <= 1; zero++) {
+			const char *name = zero ? "thpshrink_kernel_zero_subpages" : "thpshrink_kernel_thps";
+			family(o, name, "gauge",
+			       zero ? "Zero subpages by utilization bucket, machine-wide, from the kernel's thp_utilization."
+				    : "THPs by utilization bucket, machine-wide, from the kernel's thp_utilization.");
+			for (unsigned b = 0; b < THPS_BUCKETS; b++) {
+				char label[32];
+
+				bucket_label(&s->geom, b, label, sizeof(label));
+				put(o, "%s{bucket=\"%s\"} %" PRIu64 "\n", name, label,
+				    zero ? s->kernel_hist.zero_subpages[b] : s->kernel_hist.thps[b]);
+			}
+		}
+	}
+	if (s->have_vmstat) {
+		static const struct {
+			const char *key;
+			size_t offset;
+		} v[] = {
+			{ "thp_split_page", offsetof(struct thps_vmstat, thp_split_page) },
+			{ "thp_split_page_failed", offsetof(struct thps_vmstat, thp_split_page_failed) },
+			{ "thp_deferred_split_page", offsetof(struct thps_vmstat, thp_deferred_split_page) },
+			{ "thp_underused_split_page", offsetof(struct thps_vmstat, thp_underused_split_page) },
+			{ "thp_split_pmd", offsetof(struct thps_vmstat, thp_split_pmd) },
+			{ "thp_collapse_alloc", offsetof(struct thps_vmstat, thp_collapse_alloc) },
+			{ "thp_split_free", offsetof(struct thps_vmstat, thp_split_free) },
+			{ "thp_split_unmap", offsetof(struct thps_vmstat, thp_split_unmap) },
+		};
+		for (size_t i = 0; i < ELEMENTSOF(v); i++) {
+			uint64_t val = *(const uint64_t *)((const char *)&s->vmstat + v[i].offset);
+			char name[96];
+
+			if (val == UINT64_MAX)
+				continue;
+			snprintf(name, sizeof(name), "thpshrink_vmstat_%s_total", v[i].key);
+			put(o, "# HELP %s The kernel's /proc/vmstat counter %s.\n# TYPE %s counter\n", name,
+			    v[i].key, name);
+			put(o, "%s %" PRIu64 "\n", name, val);
+		}
+	}
+}
+
+int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t size)
+{
+	struct out o = { .buf = buf, .size = size };
+
+	if (!in || !buf || size == 0)
+		return -EINVAL;
+	buf[0] = '\0';
+
+	family(&o, "thpshrink_build_info", "gauge", "Build of the running thpshrinkd; always 1.");
+	put(&o, "thpshrink_build_info{version=\"");
+	put_label(&o, in->version);
+	put(&o, "\"} 1\n");
+
+	family(&o, "thpshrink_dry_run", "gauge", "1 if the daemon only observes, whatever the policies say.");
+	put(&o, "thpshrink_dry_run %d\n", in->dry_run ? 1 : 0);
+
+	family(&o, "thpshrink_kernel_capability", "gauge",
+	       "What this kernel can do, from the capability probe at start (1 = yes).");
+	for (size_t i = 0; i < in->n_capabilities; i++) {
+		put(&o, "thpshrink_kernel_capability{capability=\"");
+		put_label(&o, in->capabilities[i].name);
+		put(&o, "\"} %d\n", in->capabilities[i].value ? 1 : 0);
+	}
+
+	family(&o, "thpshrink_policies", "gauge", "Policies in force (the last set that loaded).");
+	put(&o, "thpshrink_policies %" PRIu64 "\n", in->policies_loaded);
+	family(&o, "thpshrink_policy_load_errors_total", "counter",
+	       "Policy loads or reloads rejected; the last good set stayed in force.");
+	put(&o, "thpshrink_policy_load_errors_total %" PRIu64 "\n", in->policy_load_errors_total);
+	family(&o, "thpshrink_policy_last_load_success", "gauge", "1 if the last policy load or reload succeeded.");
+	put(&o, "thpshrink_policy_last_load_success %d\n", in->policy_last_load_ok ? 1 : 0);
+
+	family(&o, "thpshrink_scans_total", "counter", "Scan passes completed.");
+	put(&o, "thpshrink_scans_total %" PRIu64 "\n", in->scans_total);
+	family(&o, "thpshrink_scan_errors_total", "counter", "Scan passes in which a source failed.");
+	put(&o, "thpshrink_scan_errors_total %" PRIu64 "\n", in->scan_errors_total);
+	family(&o, "thpshrink_last_scan_timestamp_seconds", "gauge", "When the last pass ended (Unix time).");
+	put(&o, "thpshrink_last_scan_timestamp_seconds %.3f\n", in->last_scan_timestamp);
+	family(&o, "thpshrink_proc_events_total", "counter", "Process events read from the kernel's proc connector.");
+	put(&o, "thpshrink_proc_events_total %" PRIu64 "\n", in->proc_events_total);
+	family(&o, "thpshrink_proc_event_overflows_total", "counter",
+	       "Times the proc connector socket overflowed (each forces a full rescan).");
+	put(&o, "thpshrink_proc_event_overflows_total %" PRIu64 "\n", in->proc_event_overflows_total);
+
+	family(&o, "thpshrink_decisions_total", "counter", "Engine decisions, by outcome.");
+	for (size_t i = 0; i < in->n_decisions; i++) {
+		put(&o, "thpshrink_decisions_total{decision=\"");
+		put_label(&o, in->decisions[i].name);
+		put(&o, "\"} %" PRIu64 "\n", in->decisions[i].value);
+	}
+
+	actions(&o, in);
+
+	if (in->scan) {
+		const struct thps_scan *s = in->scan;
+
+		scan_summary(&o, s);
+		cgroup_hist(&o, s, false);
+		cgroup_hist(&o, s, true);
+		cgroup_family(&o, s, "thpshrink_cgroup_lowutil_thps",
+			      "Low-utilization THPs of the cgroup (at or below the low-util bucket).",
+			      offsetof(struct thps_cgroup_stats, lowutil_thps), false);
+		cgroup_family(&o, s, "thpshrink_cgroup_waste_bytes",
+			      "Zero subpages of the cgroup's low-utilization THPs, in bytes: what a split gives back.",
+			      offsetof(struct thps_cgroup_stats, waste_bytes), false);
+		cgroup_family(&o, s, "thpshrink_cgroup_partially_mapped_thps",
+			      "THP folios of the cgroup mapped only partly.",
+			      offsetof(struct thps_cgroup_stats, partial_thps), false);
+		cgroup_family(&o, s, "thpshrink_cgroup_partially_mapped_bytes",
+			      "Unmapped but still charged bytes of partly mapped THPs.",
+			      offsetof(struct thps_cgroup_stats, partial_unmapped_bytes), false);
+		cgroup_family(&o, s, "thpshrink_cgroup_memory_current_bytes", "The cgroup's memory.current.",
+			      offsetof(struct thps_cgroup_stats, memory_current), true);
+		cgroup_family(&o, s, "thpshrink_cgroup_anon_thp_bytes", "The cgroup's memory.stat anon_thp.",
+			      offsetof(struct thps_cgroup_stats, anon_thp_bytes), true);
+		kernel_figures(&o, s);
+	}
+	if (o.overflow)
+		return -ENOBUFS;
+	return (int)o.len;
+}
+
+int thps_metrics_format_alloc(const struct thps_metrics_input *in, size_t max, char **ret)
+{
+	size_t size = MIN((size_t)16384, max);
+
+	for (;;) {
+		char *buf = malloc(size);
+		int r;
+
+		if (!buf)
+			return -ENOMEM;
+		r = thps_metrics_format(in, buf, size);
+		if (r >= 0) {
+			*ret = buf;
+			return r;
+		}
+		free(buf);
+		if (r != -ENOBUFS)
+			return r;
+		if (size >= max)
+			return -ENOBUFS;
+		size = size * 4 > max ? max : size * 4;
+	}
+}

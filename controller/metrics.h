@@ -1,0 +1,67 @@
+/* Prometheus text exposition (format 0.0.4) of the daemon's state. A pure function from a
+ * snapshot into a bounded buffer: the HTTP layer and the textfile writer only copy its output,
+ * and the golden-text unit test checks it byte for byte. Series are built from the current
+ * state only, so a cgroup that disappears leaves the output. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scan.h"
+
+/* What the daemon did to one cgroup with one action, since it started. */
+struct thps_metrics_action {
+	const char *cgroup;
+	const char *action;          /* "reclaim", "split", "observe" */
+	uint64_t count;              /* actions taken (observe: decisions that would have acted) */
+	uint64_t failures;
+	uint64_t bytes_requested;
+	uint64_t bytes_given_back;   /* measured: memory.current / anon_thp before - after */
+};
+
+/* A named 0/1 kernel capability from the probe ("memory_reclaim", "split_huge_pages", ...). */
+struct thps_metrics_flag {
+	const char *name;
+	bool value;
+};
+
+/* A named counter of the engine's decisions ("act", "cooldown", "below_trigger", ...). */
+struct thps_metrics_count {
+	const char *name;
+	uint64_t value;
+};
+
+struct thps_metrics_input {
+	const char *version;
+	const struct thps_scan *scan;       /* NULL before the first pass */
+	uint64_t scans_total;
+	uint64_t scan_errors_total;
+	double last_scan_timestamp;         /* seconds since the epoch, 0 = never */
+
+	uint64_t policies_loaded;
+	uint64_t policy_load_errors_total;  /* failed loads/reloads (the old set stayed) */
+	bool policy_last_load_ok;
+
+	const struct thps_metrics_action *actions;
+	size_t n_actions;
+	const struct thps_metrics_count *decisions;
+	size_t n_decisions;
+	const struct thps_metrics_flag *capabilities;
+	size_t n_capabilities;
+
+	bool dry_run;
+	uint64_t proc_events_total;
+	uint64_t proc_event_overflows_total;
+};
+
+/* Formats in into buf (NUL-terminated). Returns the length, or -ENOBUFS when buf is too
+ * small (the caller grows it and retries), -EINVAL on a NULL argument. */
+int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t size);
+
+/* Formats into a malloc'd buffer, growing up to max bytes. Returns the length (and *ret),
+ * -ENOBUFS if the text exceeds max, -ENOMEM. */
+int thps_metrics_format_alloc(const struct thps_metrics_input *in, size_t max, char **ret);
+
+/* Appends value to out with Prometheus label-value escaping (\\, \", \n). Returns the
+ * length written, or -ENOBUFS. Exposed for tests. */
+int thps_metrics_escape_label(const char *value, char *out, size_t size);

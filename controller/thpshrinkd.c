@@ -1,0 +1,156 @@
+/* thpshrinkd: watches anonymous THP waste per memory cgroup, gives it back where a policy
+ * says so, and serves Prometheus metrics. run() reads top to bottom: options → context →
+ * manager (capability checks, policies, sources) → READY=1 → loop. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "fileio.h"
+#include "log.h"
+#include "manager.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#ifndef RUNSTATEDIR
+#define RUNSTATEDIR "/run"
+#endif
+
+static void help(void)
+{
+	printf("Usage: thpshrinkd [OPTIONS]\n\n"
+	       "Measures anonymous THP waste per memory cgroup and gives it back per policy.\n\n"
+	       "  --policy-dir DIR           policies (default " SYSCONFDIR "/thpshrink/policies.d)\n"
+	       "  --listen ADDR:PORT|none    /metrics endpoint (default 127.0.0.1:9477)\n"
+	       "  --textfile PATH.prom       also write the metrics there each pass (atomically)\n"
+	       "  --dry-run                  observe everything whatever the policies say\n"
+	       "  --interval SECONDS         time between passes (default 60)\n"
+	       "  --max-thps-per-sec N       scanner rate budget (default 0 = unlimited)\n"
+	       "  --state-dir DIR            status.json for 'thpshrink explain' (default " RUNSTATEDIR "/thpshrink)\n"
+	       "  --registrations-dir DIR    container registrations (default " RUNSTATEDIR "/thpshrink/containers; none = off)\n"
+	       "  --cgroup PATH              only watch this cgroup subtree (default: all)\n"
+	       "  --once                     one pass, then exit\n"
+	       "  -v, --verbose              log every decision, not only changes\n"
+	       "  --version, -h/--help\n");
+}
+
+static int parse_args(int argc, char **argv, struct manager_options *o)
+{
+	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION, O_CGROUP };
+	static const struct option opts[] = {
+		{ "policy-dir", required_argument, NULL, O_POLICY },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "textfile", required_argument, NULL, O_TEXTFILE },
+		{ "dry-run", no_argument, NULL, O_DRY },
+		{ "interval", required_argument, NULL, O_INTERVAL },
+		{ "max-thps-per-sec", required_argument, NULL, O_MAXTHPS },
+		{ "state-dir", required_argument, NULL, O_STATE },
+		{ "registrations-dir", required_argument, NULL, O_REGS },
+		{ "once", no_argument, NULL, O_ONCE },
+		{ "cgroup", required_argument, NULL, O_CGROUP },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	uint64_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hv", opts, NULL)) >= 0) {
+		switch (c) {
+		case O_POLICY: o->policy_dir = optarg; break;
+		case O_LISTEN: o->listen = optarg; break;
+		case O_TEXTFILE: {
+			size_t l = strlen(optarg);
+			if (l < 6 || strcmp(optarg + l - 5, ".prom")) {
+				log_error("--textfile '%s': expected a path ending in .prom (node_exporter's textfile collector reads only those)", optarg);
+				return -EINVAL;
+			}
+			o->textfile = optarg;
+			break;
+		}
+		case O_DRY: o->dry_run = true; break;
+		case O_INTERVAL:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 86400) {
+				log_error("--interval '%s': expected whole seconds between 1 and 86400", optarg);
+				return -EINVAL;
+			}
+			o->interval_usec = v * 1000000ULL;
+			break;
+		case O_MAXTHPS:
+			if (parse_u64(optarg, &v) < 0) {
+				log_error("--max-thps-per-sec '%s': expected a whole number (0 = unlimited)", optarg);
+				return -EINVAL;
+			}
+			o->max_thps_per_sec = v;
+			break;
+		case O_STATE: o->state_dir = optarg; break;
+		case O_REGS: o->registrations_dir = optarg; break;
+		case O_ONCE: o->once = true; break;
+		case O_CGROUP:
+			if (optarg[0] != '/') {
+				log_error("--cgroup '%s': expected a path under the cgroup mount, starting with '/'", optarg);
+				return -EINVAL;
+			}
+			o->cgroup = optarg;
+			break;
+		case 'v': thps_log_set_max_level(LOG_DEBUG); break;
+		case O_VERSION: printf("thpshrinkd %s\n", PACKAGE_VERSION); return 0;
+		case 'h': help(); return 0;
+		default: return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		log_error("unexpected argument '%s'; see --help", argv[optind]);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+static int run(int argc, char **argv)
+{
+	struct manager_options o = {
+		.policy_dir = SYSCONFDIR "/thpshrink/policies.d",
+		.listen = "127.0.0.1:9477",
+		.state_dir = RUNSTATEDIR "/thpshrink",
+		.registrations_dir = RUNSTATEDIR "/thpshrink/containers",
+		.interval_usec = 60 * 1000000ULL,
+	};
+	struct manager *m = NULL;
+	struct thps_ctx ctx;
+	sigset_t mask;
+	int r;
+
+	r = parse_args(argc, argv, &o);
+	if (r <= 0)
+		return r < 0 ? 2 : 0;
+	thps_ctx_init(&ctx);
+
+	/* Blocked before any thread exists, so sd-event's signalfd sees them all. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	r = manager_new(&ctx, &o, &m);
+	if (r >= 0) {
+		if (o.once)
+			r = manager_pass(m, "once");
+		else
+			r = manager_run(m);
+	}
+	manager_free(m);
+	return r < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	thps_log_set_prefix("thpshrinkd");
+	return run(argc, argv);
+}

@@ -1,0 +1,25 @@
+/* The proc connector datagram parser (controller/procev.c): netlink framing, cn_msg lengths and
+ * event types straight from the kernel socket. The input is copied to an aligned buffer like
+ * the daemon's receive buffer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "procev.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct thps_proc_event ev[64];
+	void *buf;
+
+	if (size > 65536)
+		return 0;
+	buf = aligned_alloc(8, (size + 8) & ~(size_t)7);
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	(void)thps_proc_events_parse(buf, size, ev, sizeof(ev) / sizeof(ev[0]));
+	(void)thps_proc_events_parse(buf, size, ev, 1);
+	free(buf);
+	return 0;
+}

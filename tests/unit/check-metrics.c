@@ -1,0 +1,308 @@
+/* The Prometheus formatter against golden text, label escaping, bounded output, and the
+ * proc connector parser (well-formed, truncated and foreign messages). */
+#include <check.h>
+#include <errno.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "macro.h"
+#include "http.h"
+#include "metrics.h"
+#include "procev.h"
+#include "scan.h"
+#include "thp.h"
+
+#include <sys/socket.h>
+
+static void fill_scan(struct thps_scan *s, bool with_gone)
+{
+	struct thps_geometry g;
+	struct thps_cgroup_stats *c;
+
+	thps_geometry_default(&g);
+	thps_scan_init(s, &g);
+	c = thps_scan_cgroup(s, 100, "/web.slice/app");
+	for (int i = 0; i < 3; i++)
+		thps_hist_add(&c->hist, &g, 10);
+	thps_hist_add(&c->hist, &g, 512);
+	c->partial_thps = 2;
+	c->partial_unmapped_bytes = 3u << 20;
+	c->have_memstat = true;
+	c->memory_current = 123456789;
+	c->anon_thp_bytes = 8u << 20;
+	c = thps_scan_cgroup(s, 200, "/odd\"name\\with\nnewline");
+	thps_hist_add(&c->hist, &g, 51);
+	thps_hist_add(&c->hist, &g, 52);
+	if (with_gone) {
+		c = thps_scan_cgroup(s, 300, "/gone.scope");
+		thps_hist_add(&c->hist, &g, 0);
+	}
+	s->summary = (struct thps_scan_summary){ .procs_scanned = 42, .procs_skipped = 3,
+						 .thps_scanned = 6, .thps_shared = 1, .bytes_read = 5u << 20,
+						 .wall_ns = 1500000000ULL, .cpu_ns = 250000000ULL,
+						 .method = "PAGEMAP_SCAN" };
+	s->have_vmstat = true;
+	s->vmstat.thp_split_page = 7;
+	s->vmstat.thp_underused_split_page = 5;
+	thps_scan_finish(s, 0);
+}
+
+static void fill_input(struct thps_metrics_input *in, const struct thps_scan *s,
+		       struct thps_metrics_action *acts, struct thps_metrics_flag *flags,
+		       struct thps_metrics_count *dec)
+{
+	acts[0] = (struct thps_metrics_action){ "/web.slice/app", "reclaim", 2, 1, 4u << 20, 3u << 20 };
+	flags[0] = (struct thps_metrics_flag){ "memory_reclaim", true };
+	flags[1] = (struct thps_metrics_flag){ "debugfs_thp_utilization", false };
+	dec[0] = (struct thps_metrics_count){ "act", 2 };
+	dec[1] = (struct thps_metrics_count){ "none", 9 };
+	*in = (struct thps_metrics_input){
+		.version = "0.1.0-test",
+		.scan = s,
+		.scans_total = 12,
+		.scan_errors_total = 1,
+		.last_scan_timestamp = 1700000000.5,
+		.policies_loaded = 2,
+		.policy_load_errors_total = 1,
+		.policy_last_load_ok = true,
+		.actions = acts,
+		.n_actions = 1,
+		.decisions = dec,
+		.n_decisions = 2,
+		.capabilities = flags,
+		.n_capabilities = 2,
+		.proc_events_total = 77,
+	};
+}
+
+static void check_golden(const char *name, const char *text)
+{
+	char path[4096];
+	char *want = NULL;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/metrics/%s", FIXTURES, name);
+	if (getenv("THPS_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(text, f);
+		fclose(f);
+	}
+	r = read_file_bounded(path, 1 << 20, &want, NULL);
+	ck_assert_msg(r == 0, "cannot read golden file %s: %d", path, r);
+	ck_assert_str_eq(text, want);
+	free(want);
+}
+
+START_TEST(test_golden_full)
+{
+	struct thps_scan s;
+	struct thps_metrics_input in;
+	struct thps_metrics_action acts[1];
+	struct thps_metrics_flag flags[2];
+	struct thps_metrics_count dec[2];
+	char *text = NULL;
+	int len;
+
+	fill_scan(&s, false);
+	fill_input(&in, &s, acts, flags, dec);
+	len = thps_metrics_format_alloc(&in, 1 << 20, &text);
+	ck_assert_int_gt(len, 0);
+	ck_assert_uint_eq(strlen(text), (size_t)len);
+	check_golden("full.prom", text);
+	free(text);
+	thps_scan_free(&s);
+}
+END_TEST
+
+START_TEST(test_golden_before_first_scan)
+{
+	struct thps_metrics_input in = { .version = "0.1.0-test", .policy_last_load_ok = false,
+					 .policy_load_errors_total = 3, .dry_run = true };
+	char buf[16384];
+	int len = thps_metrics_format(&in, buf, sizeof(buf));
+
+	ck_assert_int_gt(len, 0);
+	check_golden("empty.prom", buf);
+}
+END_TEST
+
+START_TEST(test_gone_cgroup_leaves_output)
+{
+	struct thps_scan s1, s2;
+	struct thps_metrics_input in;
+	struct thps_metrics_action acts[1];
+	struct thps_metrics_flag flags[2];
+	struct thps_metrics_count dec[2];
+	char *a = NULL, *b = NULL;
+
+	fill_scan(&s1, true);
+	fill_input(&in, &s1, acts, flags, dec);
+	ck_assert_int_gt(thps_metrics_format_alloc(&in, 1 << 20, &a), 0);
+	ck_assert_ptr_nonnull(strstr(a, "cgroup=\"/gone.scope\""));
+	fill_scan(&s2, false);
+	in.scan = &s2;
+	ck_assert_int_gt(thps_metrics_format_alloc(&in, 1 << 20, &b), 0);
+	ck_assert_ptr_null(strstr(b, "gone.scope"));
+	free(a);
+	free(b);
+	thps_scan_free(&s1);
+	thps_scan_free(&s2);
+}
+END_TEST
+
+START_TEST(test_bounded_buffer)
+{
+	struct thps_scan s;
+	struct thps_metrics_input in;
+	struct thps_metrics_action acts[1];
+	struct thps_metrics_flag flags[2];
+	struct thps_metrics_count dec[2];
+	char small[512];
+	char *text = NULL;
+
+	fill_scan(&s, false);
+	fill_input(&in, &s, acts, flags, dec);
+	memset(small, 'x', sizeof(small));
+	ck_assert_int_eq(thps_metrics_format(&in, small, sizeof(small)), -ENOBUFS);
+	ck_assert_uint_lt(strlen(small), sizeof(small));
+	ck_assert_int_eq(thps_metrics_format_alloc(&in, 4096, &text), -ENOBUFS);
+	ck_assert_int_eq(thps_metrics_format(NULL, small, sizeof(small)), -EINVAL);
+	thps_scan_free(&s);
+}
+END_TEST
+
+START_TEST(test_escape)
+{
+	char out[64];
+
+	ck_assert_int_eq(thps_metrics_escape_label("a\\b\"c\nd", out, sizeof(out)), 10);
+	ck_assert_str_eq(out, "a\\\\b\\\"c\\nd");
+	ck_assert_int_eq(thps_metrics_escape_label("abcdef", out, 4), -ENOBUFS);
+	ck_assert_int_eq(thps_metrics_escape_label("", out, 1), 0);
+}
+END_TEST
+
+START_TEST(test_parse_listen)
+{
+	struct sockaddr_storage ss;
+	unsigned len;
+
+	ck_assert_int_eq(http_parse_listen("127.0.0.1:9477", &ss, &len), 0);
+	ck_assert_int_eq(ss.ss_family, AF_INET);
+	ck_assert_int_eq(http_parse_listen("[::1]:9477", &ss, &len), 0);
+	ck_assert_int_eq(ss.ss_family, AF_INET6);
+	ck_assert_int_eq(http_parse_listen("127.0.0.1", &ss, &len), -EINVAL);
+	ck_assert_int_eq(http_parse_listen("127.0.0.1:99999", &ss, &len), -EINVAL);
+	ck_assert_int_eq(http_parse_listen("127.0.0.1:-1", &ss, &len), -EINVAL);
+	ck_assert_int_eq(http_parse_listen("localhost:80", &ss, &len), -EINVAL);
+	ck_assert_int_eq(http_parse_listen("[::1]9477", &ss, &len), -EINVAL);
+	ck_assert_int_eq(http_parse_listen(":80", &ss, &len), -EINVAL);
+}
+END_TEST
+
+/* Builds one netlink message carrying one proc event, laid out as the kernel sends it (the
+ * event at a 4-byte offset). Returns its aligned length. */
+static size_t put_event(char *buf, unsigned what, pid_t pid, pid_t tgid, uint32_t idx)
+{
+	struct nlmsghdr nlh = { 0 };
+	struct cn_msg cn = { 0 };
+	struct proc_event ev;
+	size_t len = NLMSG_LENGTH(sizeof(cn) + sizeof(ev));
+
+	memset(&ev, 0, sizeof(ev));
+	memset(buf, 0, NLMSG_ALIGN(len));
+	nlh.nlmsg_len = len;
+	nlh.nlmsg_type = NLMSG_DONE;
+	cn.id.idx = idx;
+	cn.id.val = CN_VAL_PROC;
+	cn.len = sizeof(ev);
+	ev.what = what;
+	if (what == PROC_EVENT_EXEC) {
+		ev.event_data.exec.process_pid = pid;
+		ev.event_data.exec.process_tgid = tgid;
+	} else if (what == PROC_EVENT_EXIT) {
+		ev.event_data.exit.process_pid = pid;
+		ev.event_data.exit.process_tgid = tgid;
+	} else if (what == PROC_EVENT_FORK) {
+		ev.event_data.fork.child_pid = pid;
+		ev.event_data.fork.child_tgid = tgid;
+	}
+	memcpy(buf, &nlh, sizeof(nlh));
+	memcpy(buf + NLMSG_HDRLEN, &cn, sizeof(cn));
+	memcpy(buf + NLMSG_HDRLEN + sizeof(cn), &ev, sizeof(ev));
+	return NLMSG_ALIGN(len);
+}
+
+START_TEST(test_procev_parse)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	struct thps_proc_event ev[8];
+	size_t off = 0;
+	int n;
+
+	off += put_event(buf + off, PROC_EVENT_EXEC, 10, 10, CN_IDX_PROC);
+	off += put_event(buf + off, PROC_EVENT_FORK, 11, 11, CN_IDX_PROC);      /* skipped: unused */
+	off += put_event(buf + off, PROC_EVENT_EXIT, 12, 10, CN_IDX_PROC);      /* thread exit: skipped */
+	off += put_event(buf + off, PROC_EVENT_EXIT, 10, 10, CN_IDX_PROC);
+	off += put_event(buf + off, PROC_EVENT_EXEC, 20, 20, CN_IDX_PROC + 5);  /* foreign: skipped */
+	off += put_event(buf + off, 0x7777, 21, 21, CN_IDX_PROC);               /* unknown type */
+	n = thps_proc_events_parse(buf, off, ev, ELEMENTSOF(ev));
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(ev[0].type, THPS_PROC_EXEC);
+	ck_assert_int_eq(ev[0].pid, 10);
+	ck_assert_int_eq(ev[1].type, THPS_PROC_EXIT);
+	ck_assert_int_eq(ev[1].pid, 10);
+
+	/* max bounds the output */
+	ck_assert_int_eq(thps_proc_events_parse(buf, off, ev, 1), 1);
+	/* truncated datagrams never read past len */
+	for (size_t l = 0; l < off; l++) {
+		char *copy = malloc(l ? l : 1);
+		memcpy(copy, buf, l);
+		n = thps_proc_events_parse(copy, l, ev, ELEMENTSOF(ev));
+		ck_assert(n == -EBADMSG || (n >= 0 && n <= 2));
+		free(copy);
+	}
+	/* cn->len larger than the message */
+	put_event(buf, PROC_EVENT_EXEC, 10, 10, CN_IDX_PROC);
+	{
+		uint16_t big = 4000;
+		memcpy(buf + NLMSG_HDRLEN + offsetof(struct cn_msg, len), &big, sizeof(big));
+	}
+	ck_assert_int_eq(thps_proc_events_parse(buf, 256, ev, ELEMENTSOF(ev)), 0);
+	ck_assert_int_eq(thps_proc_events_parse(NULL, 0, ev, ELEMENTSOF(ev)), -EBADMSG);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("daemon");
+	TCase *tc = tcase_create("metrics");
+
+	tcase_add_test(tc, test_golden_full);
+	tcase_add_test(tc, test_golden_before_first_scan);
+	tcase_add_test(tc, test_gone_cgroup_leaves_output);
+	tcase_add_test(tc, test_bounded_buffer);
+	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_parse_listen);
+	tcase_add_test(tc, test_procev_parse);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
