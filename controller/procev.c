@@ -21,7 +21,11 @@ int thps_proc_events_parse(const void *buf, size_t len, struct thps_proc_event *
 
 	if (!buf || len < sizeof(struct nlmsghdr))
 		return -EBADMSG;
-	for (; mnl_nlmsg_ok(nlh, remaining); nlh = mnl_nlmsg_next(nlh, &remaining)) {
+	/* mnl_nlmsg_ok() compares (int)nlmsg_len, so a length above INT_MAX passes as negative
+	 * and mnl_nlmsg_next() then jumps out of the buffer (found by fuzz-proc-events): check
+	 * the unsigned length ourselves too. */
+	for (; mnl_nlmsg_ok(nlh, remaining) && nlh->nlmsg_len <= (uint32_t)remaining;
+	     nlh = mnl_nlmsg_next(nlh, &remaining)) {
 		const struct cn_msg *cn;
 		struct proc_event ev;
 		size_t payload, need;
