@@ -4,5 +4,6 @@
 #include "cli.h"
 
 const struct thps_cli_command thps_cli_commands[] = {
+	{ "report", "scan THPs and print per-cgroup utilization and waste", cli_report },
 	{ NULL, NULL, NULL },
 };

@@ -9,3 +9,6 @@ struct thps_cli_command {
 };
 
 extern const struct thps_cli_command thps_cli_commands[];
+
+/* thpshrink report (cli-report.c). */
+int cli_report(int argc, char **argv);

@@ -1,0 +1,208 @@
+/* The JSON report, written by hand: small, deterministic, no allocation. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "macro.h"
+#include "report-json.h"
+
+void thps_json_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	while (*p) {
+		size_t n = thps_utf8_len(p);
+
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			fputc('\\', f);
+			fputc(*p++, f);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, n, f);
+			p += n;
+		}
+	}
+	fputc('"', f);
+}
+
+static void json_u64_or_null(FILE *f, bool have, uint64_t v)
+{
+	if (have)
+		fprintf(f, "%" PRIu64, v);
+	else
+		fputs("null", f);
+}
+
+static void json_buckets(FILE *f, const struct thps_geometry *g, const struct thps_hist *h, const char *ind)
+{
+	fputs("[\n", f);
+	for (unsigned b = 0; b < THPS_BUCKETS; b++) {
+		unsigned lo, hi;
+
+		thps_bucket_range(g, b, &lo, &hi);
+		fprintf(f,
+			"%s  {\"bucket\": %u, \"lo\": %u, \"hi\": %u, \"thps\": %" PRIu64
+			", \"zero_subpages\": %" PRIu64 "}%s\n",
+			ind, b, lo, hi, h->thps[b], h->zero_subpages[b], b + 1 < THPS_BUCKETS ? "," : "");
+	}
+	fprintf(f, "%s]", ind);
+}
+
+/* The figures a cgroup and the total share. ind is the indent of the object's members. */
+static void json_figures(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+			 const char *ind)
+{
+	fprintf(f, "%s\"thps\": %" PRIu64 ",\n", ind, thps_hist_thps(&c->hist));
+	fprintf(f, "%s\"zero_subpages\": %" PRIu64 ",\n", ind, thps_hist_zero_subpages(&c->hist));
+	fprintf(f, "%s\"lowutil_thps\": %" PRIu64 ",\n", ind, c->lowutil_thps);
+	fprintf(f, "%s\"waste_bytes\": %" PRIu64 ",\n", ind, c->waste_bytes);
+	fprintf(f, "%s\"partial_thps\": %" PRIu64 ",\n", ind, c->partial_thps);
+	fprintf(f, "%s\"partial_unmapped_bytes\": %" PRIu64 ",\n", ind, c->partial_unmapped_bytes);
+	fprintf(f, "%s\"buckets\": ", ind);
+	json_buckets(f, &scan->geom, &c->hist, ind);
+}
+
+static void json_cgroup(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c, bool last)
+{
+	fputs("    {\n      \"path\": ", f);
+	thps_json_string(f, c->path);
+	fprintf(f, ",\n      \"ino\": %" PRIu64 ",\n", c->ino);
+	fputs("      \"memory_current\": ", f);
+	json_u64_or_null(f, c->have_memstat, c->memory_current);
+	fputs(",\n      \"anon_thp_bytes\": ", f);
+	json_u64_or_null(f, c->have_memstat, c->anon_thp_bytes);
+	fputs(",\n", f);
+	json_figures(f, scan, c, "      ");
+	fprintf(f, "\n    }%s\n", last ? "" : ",");
+}
+
+/* The kernel's file is parsed text: keep a NaN or inf out of the JSON. */
+static void json_seconds(FILE *f, double v)
+{
+	if (isfinite(v) && v >= 0)
+		fprintf(f, "%.3f", v);
+	else
+		fputs("null", f);
+}
+
+static void json_kernel(FILE *f, const struct thps_scan *scan)
+{
+	if (!scan->have_kernel_hist) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\n    \"last_scan_time\": ", f);
+	json_seconds(f, scan->kernel_last_scan_time);
+	fputs(",\n    \"last_scan_duration\": ", f);
+	json_seconds(f, scan->kernel_last_scan_duration);
+	fputs(",\n", f);
+	fprintf(f, "    \"thps\": %" PRIu64 ",\n    \"zero_subpages\": %" PRIu64 ",\n    \"buckets\": ",
+		thps_hist_thps(&scan->kernel_hist), thps_hist_zero_subpages(&scan->kernel_hist));
+	json_buckets(f, &scan->geom, &scan->kernel_hist, "    ");
+	fputs("\n  }", f);
+}
+
+static void json_vmstat(FILE *f, const struct thps_scan *scan)
+{
+	const struct thps_vmstat *v = &scan->vmstat;
+	const struct {
+		const char *name;
+		uint64_t value;
+	} c[] = {
+		{ "thp_split_page", v->thp_split_page },
+		{ "thp_split_page_failed", v->thp_split_page_failed },
+		{ "thp_deferred_split_page", v->thp_deferred_split_page },
+		{ "thp_underused_split_page", v->thp_underused_split_page },
+		{ "thp_split_pmd", v->thp_split_pmd },
+		{ "thp_collapse_alloc", v->thp_collapse_alloc },
+		{ "thp_split_free", v->thp_split_free },
+		{ "thp_split_unmap", v->thp_split_unmap },
+	};
+
+	if (!scan->have_vmstat) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\n", f);
+	for (size_t i = 0; i < ELEMENTSOF(c); i++) {
+		fprintf(f, "    \"%s\": ", c[i].name);
+		json_u64_or_null(f, c[i].value != UINT64_MAX, c[i].value);
+		fputs(i + 1 < ELEMENTSOF(c) ? ",\n" : "\n", f);
+	}
+	fputs("  }", f);
+}
+
+static void json_summary(FILE *f, const struct thps_scan *scan)
+{
+	const struct thps_scan_summary *s = &scan->summary;
+
+	fprintf(f,
+		"{\n    \"procs_scanned\": %" PRIu64 ",\n    \"procs_skipped\": %" PRIu64
+		",\n    \"thps_scanned\": %" PRIu64 ",\n    \"thps_shared\": %" PRIu64
+		",\n    \"bytes_read\": %" PRIu64 ",\n    \"wall_ns\": %" PRIu64 ",\n    \"cpu_ns\": %" PRIu64
+		",\n    \"throttled_ns\": %" PRIu64 ",\n    \"method\": ",
+		s->procs_scanned, s->procs_skipped, s->thps_scanned, s->thps_shared, s->bytes_read,
+		s->wall_ns, s->cpu_ns, s->throttled_ns);
+	thps_json_string(f, s->method);
+	fputs("\n  }", f);
+}
+
+static void json_sources(FILE *f, const struct thps_report_opts *o)
+{
+	fputs("[", f);
+	for (size_t i = 0; i < o->n_sources; i++) {
+		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+		thps_json_string(f, o->sources[i].name);
+		fprintf(f, ", \"usable\": %s, \"reason\": ", o->sources[i].usable ? "true" : "false");
+		thps_json_string(f, o->sources[i].usable ? NULL : o->sources[i].reason);
+		fputs("}", f);
+	}
+	fputs(o->n_sources ? "\n  ]" : "]", f);
+}
+
+int thps_report_json(FILE *f, const struct thps_scan *scan, const struct thps_report_opts *opts)
+{
+	_cleanup_free_ const struct thps_cgroup_stats **order = NULL;
+	ssize_t n;
+
+	n = thps_report_order(scan, &order);
+	if (n < 0)
+		return (int)n;
+	fprintf(f, "{\n  \"schema_version\": %d,\n", THPS_REPORT_SCHEMA_VERSION);
+	fprintf(f, "  \"geometry\": {\"page_size\": %" PRIu32 ", \"thp_size\": %" PRIu64 ", \"subpages\": %" PRIu32 "},\n",
+		scan->geom.page_size, scan->geom.thp_size, scan->geom.subpages);
+	fputs("  \"thp_mode\": ", f);
+	thps_json_string(f, opts->thp_mode);
+	fputs(",\n  \"filter\": {\"pid\": ", f);
+	json_u64_or_null(f, opts->pid > 0, (uint64_t)opts->pid);
+	fputs(", \"cgroup\": ", f);
+	thps_json_string(f, opts->cgroup);
+	fprintf(f, "},\n  \"lowutil_max_bucket\": %u,\n", opts->lowutil_max_bucket);
+	fputs(n ? "  \"cgroups\": [\n" : "  \"cgroups\": [],\n", f);
+	for (ssize_t i = 0; i < n; i++)
+		json_cgroup(f, scan, order[i], i + 1 == n);
+	if (n)
+		fputs("  ],\n", f);
+	fputs("  \"total\": {\n", f);
+	json_figures(f, scan, &scan->total, "    ");
+	fputs("\n  },\n  \"kernel_hist\": ", f);
+	json_kernel(f, scan);
+	fputs(",\n  \"vmstat\": ", f);
+	json_vmstat(f, scan);
+	fputs(",\n  \"summary\": ", f);
+	json_summary(f, scan);
+	fputs(",\n  \"sources\": ", f);
+	json_sources(f, opts);
+	fputs("\n}\n", f);
+	return ferror(f) ? -EIO : 0;
+}

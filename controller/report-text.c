@@ -1,0 +1,204 @@
+/* The text report. Bucket rows are labelled with the utilized-subpage ranges that the RFC's
+ * bucket formula really produces (0-51, 52-102, ...), not the RFC's printed labels. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "macro.h"
+#include "report-text.h"
+
+static void print_bytes(FILE *f, const char *label, uint64_t bytes)
+{
+	char h[32];
+
+	thps_format_bytes(h, sizeof(h), bytes);
+	fprintf(f, "  %-24s %s (%" PRIu64 " bytes)\n", label, h, bytes);
+}
+
+/* The RFC's two columns per bucket; kernel, when not NULL, adds the kernel's own two. */
+static void print_hist(FILE *f, const struct thps_geometry *g, const struct thps_hist *h,
+		       const struct thps_hist *kernel)
+{
+	fprintf(f, "  %-18s %10s %14s", "utilized subpages", "THPs", "zero subpages");
+	if (kernel)
+		fprintf(f, "  | %12s %14s", "kernel THPs", "kernel zero");
+	fputc('\n', f);
+	for (unsigned b = 0; b < THPS_BUCKETS; b++) {
+		unsigned lo, hi;
+		char label[32];
+
+		thps_bucket_range(g, b, &lo, &hi);
+		snprintf(label, sizeof(label), "%u-%u", lo, hi);
+		fprintf(f, "  %-18s %10" PRIu64 " %14" PRIu64, label, h->thps[b], h->zero_subpages[b]);
+		if (kernel)
+			fprintf(f, "  | %12" PRIu64 " %14" PRIu64, kernel->thps[b], kernel->zero_subpages[b]);
+		fputc('\n', f);
+	}
+}
+
+static void print_figures(FILE *f, const struct thps_geometry *g, const struct thps_cgroup_stats *c,
+			  unsigned cut)
+{
+	unsigned lo, hi, cut_lo, cut_hi;
+
+	thps_bucket_range(g, 0, &lo, &hi);
+	thps_bucket_range(g, MIN(cut, THPS_BUCKETS - 1), &cut_lo, &cut_hi);
+	fprintf(f, "  %-24s %" PRIu64 "\n", "THPs", thps_hist_thps(&c->hist));
+	fprintf(f, "  %-24s %" PRIu64 " (utilized %u-%u subpages)\n", "low-utilization THPs",
+		c->lowutil_thps, lo, cut_hi);
+	print_bytes(f, "waste (zero subpages)", c->waste_bytes);
+	fprintf(f, "  %-24s %" PRIu64 "\n", "partially mapped THPs", c->partial_thps);
+	print_bytes(f, "partial unmapped", c->partial_unmapped_bytes);
+}
+
+/* Cgroup names are chosen by whoever creates them: keep control bytes and broken UTF-8 away
+ * from the operator's terminal. */
+static void print_name(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s) {
+		fputs("(unknown)", f);
+		return;
+	}
+	while (*p) {
+		size_t n = thps_utf8_len(p);
+
+		if (n == 0 || *p < 0x20 || *p == 0x7f || *p == '\\') {
+			fprintf(f, "\\x%02x", *p);
+			p++;
+		} else {
+			fwrite(p, 1, n, f);
+			p += n;
+		}
+	}
+}
+
+static void print_vmstat(FILE *f, const struct thps_scan *scan)
+{
+	const struct thps_vmstat *v = &scan->vmstat;
+	const struct {
+		const char *name;
+		uint64_t value;
+	} c[] = {
+		{ "thp_split_page", v->thp_split_page },
+		{ "thp_split_page_failed", v->thp_split_page_failed },
+		{ "thp_deferred_split_page", v->thp_deferred_split_page },
+		{ "thp_underused_split_page", v->thp_underused_split_page },
+		{ "thp_split_pmd", v->thp_split_pmd },
+		{ "thp_collapse_alloc", v->thp_collapse_alloc },
+		{ "thp_split_free", v->thp_split_free },
+		{ "thp_split_unmap", v->thp_split_unmap },
+	};
+	bool any = false;
+
+	fputs("kernel counters:", f);
+	for (size_t i = 0; i < ELEMENTSOF(c); i++)
+		if (c[i].value != UINT64_MAX) {
+			fprintf(f, "%s %s %" PRIu64, any ? "," : "", c[i].name, c[i].value);
+			any = true;
+		}
+	fputs(any ? "\n" : " none\n", f);
+}
+
+static void print_cgroup(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+			 unsigned cut)
+{
+	fputs("cgroup ", f);
+	print_name(f, c->path);
+	fprintf(f, " (inode %" PRIu64 ")\n", c->ino);
+	print_hist(f, &scan->geom, &c->hist, NULL);
+	print_figures(f, &scan->geom, c, cut);
+	if (c->have_memstat) {
+		print_bytes(f, "memory.current", c->memory_current);
+		print_bytes(f, "anon_thp", c->anon_thp_bytes);
+	}
+	fputc('\n', f);
+}
+
+static void print_total(FILE *f, const struct thps_scan *scan, unsigned cut)
+{
+	fprintf(f, "machine total%s\n",
+		scan->have_kernel_hist ? " (beside it: the kernel's thp_utilization, machine-wide)" : "");
+	print_hist(f, &scan->geom, &scan->total.hist, scan->have_kernel_hist ? &scan->kernel_hist : NULL);
+	print_figures(f, &scan->geom, &scan->total, cut);
+	if (scan->have_kernel_hist)
+		fprintf(f, "  %-24s last scan at %.2f s, took %.2f s\n", "kernel thp_utilization",
+			scan->kernel_last_scan_time, scan->kernel_last_scan_duration);
+	fputc('\n', f);
+}
+
+static void print_none(FILE *f, const struct thps_scan *scan, const struct thps_report_opts *o)
+{
+	const char *hint;
+	const char *mode = o->thp_mode ? o->thp_mode : "unknown";
+
+	if (!strcmp(mode, "never"))
+		hint = "the kernel allocates no THPs at all";
+	else if (!strcmp(mode, "madvise"))
+		hint = "only memory a program madvise(MADV_HUGEPAGE)s gets THPs";
+	else if (!strcmp(mode, "always"))
+		hint = "every large enough anonymous mapping may get THPs";
+	else
+		hint = "could not read transparent_hugepage/enabled";
+	fprintf(f, "no anonymous THPs found in %" PRIu64 " processes", scan->summary.procs_scanned);
+	if (o->pid > 0)
+		fprintf(f, " (pid %d)", (int)o->pid);
+	if (o->cgroup) {
+		fputs(" (cgroup ", f);
+		print_name(f, o->cgroup);
+		fputc(')', f);
+	}
+	fprintf(f, "; THP mode is [%s]: %s\n\n", mode, hint);
+}
+
+static void print_summary(FILE *f, const struct thps_scan *scan)
+{
+	const struct thps_scan_summary *s = &scan->summary;
+	char h[32];
+
+	thps_format_bytes(h, sizeof(h), s->bytes_read);
+	fprintf(f,
+		"scan: %" PRIu64 " processes scanned, %" PRIu64 " skipped; %" PRIu64 " THPs read"
+		" (%" PRIu64 " further mappings of shared THPs); %s read (%" PRIu64 " bytes);"
+		" %.3f s wall, %.3f s CPU, %.3f s throttled; method %s\n",
+		s->procs_scanned, s->procs_skipped, s->thps_scanned, s->thps_shared, h, s->bytes_read,
+		s->wall_ns / 1e9, s->cpu_ns / 1e9, s->throttled_ns / 1e9, s->method ? s->method : "none");
+}
+
+int thps_report_text_sources(FILE *f, const struct thps_source_status *st, size_t n)
+{
+	fputs("sources:", f);
+	if (n == 0)
+		fputs(" none", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s %s: ", i ? ";" : "", st[i].name);
+		if (st[i].usable)
+			fputs("usable", f);
+		else
+			fprintf(f, "not usable: %s", st[i].reason);
+	}
+	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int thps_report_text(FILE *f, const struct thps_scan *scan, const struct thps_report_opts *opts)
+{
+	_cleanup_free_ const struct thps_cgroup_stats **order = NULL;
+	ssize_t n;
+
+	n = thps_report_order(scan, &order);
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		print_none(f, scan, opts);
+	for (ssize_t i = 0; i < n; i++)
+		print_cgroup(f, scan, order[i], opts->lowutil_max_bucket);
+	if (n > 0 || scan->have_kernel_hist)
+		print_total(f, scan, opts->lowutil_max_bucket);
+	if (scan->have_vmstat)
+		print_vmstat(f, scan);
+	print_summary(f, scan);
+	thps_report_text_sources(f, opts->sources, opts->n_sources);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,122 @@
+/* Helpers shared by the text and JSON reports. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "report.h"
+
+size_t thps_report_probe_sources(const struct thps_ctx *ctx, const struct thps_source_ops *const *sources,
+				 struct thps_source_status *ret, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; sources[i] && n < max; i++, n++) {
+		struct thps_source_status *st = &ret[n];
+		int r;
+
+		st->name = sources[i]->name;
+		st->reason[0] = '\0';
+		r = sources[i]->probe ? sources[i]->probe(ctx, st->reason, sizeof(st->reason)) : -ENOSYS;
+		st->reason[sizeof(st->reason) - 1] = '\0';
+		st->usable = r > 0;
+		if (r < 0)
+			snprintf(st->reason, sizeof(st->reason), "probe failed: %s", strerror(-r));
+		else if (r == 0 && !st->reason[0])
+			snprintf(st->reason, sizeof(st->reason), "no reason given");
+		else if (r > 0)
+			st->reason[0] = '\0';
+	}
+	return n;
+}
+
+bool thps_report_cgroup_shown(const struct thps_cgroup_stats *c)
+{
+	return thps_hist_thps(&c->hist) > 0 || c->partial_thps > 0;
+}
+
+static int cmp_waste(const void *a, const void *b)
+{
+	const struct thps_cgroup_stats *x = *(const struct thps_cgroup_stats *const *)a;
+	const struct thps_cgroup_stats *y = *(const struct thps_cgroup_stats *const *)b;
+	uint64_t wx = x->waste_bytes + x->partial_unmapped_bytes;
+	uint64_t wy = y->waste_bytes + y->partial_unmapped_bytes;
+	int r;
+
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
+	r = strcmp(x->path ? x->path : "", y->path ? y->path : "");
+	if (r)
+		return r;
+	/* Same path (unnamed cgroups): keep the output stable. */
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+ssize_t thps_report_order(const struct thps_scan *scan, const struct thps_cgroup_stats ***ret)
+{
+	const struct thps_cgroup_stats **v;
+	size_t n = 0;
+
+	*ret = NULL;
+	for (size_t i = 0; i < scan->n_cgroups; i++)
+		n += thps_report_cgroup_shown(&scan->cgroups[i]);
+	if (n == 0)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < scan->n_cgroups; i++)
+		if (thps_report_cgroup_shown(&scan->cgroups[i]))
+			v[n++] = &scan->cgroups[i];
+	qsort(v, n, sizeof(*v), cmp_waste);
+	*ret = v;
+	return (ssize_t)n;
+}
+
+void thps_format_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	unsigned u = 0;
+
+	if (size == 0)
+		return;
+	if (bytes < 1024) {
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+		return;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < ELEMENTSOF(units))
+		v /= 1024, u++;
+	snprintf(buf, size, "%.1f %s", v, units[u]);
+}
+
+/* Length of the well-formed UTF-8 sequence at s, or 0 if it is not one. */
+size_t thps_utf8_len(const unsigned char *s)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0; /* also stops at the NUL */
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}

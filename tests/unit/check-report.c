@@ -1,0 +1,384 @@
+/* Unit tests of the report formatters: hand-built scans against golden files under
+ * tests/fixtures/report/ (byte-exact). `make update-report-goldens` rewrites them. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report-json.h"
+#include "report-text.h"
+#include "report.h"
+#include "scan.h"
+#include "thp.h"
+
+#ifndef FIXTURE_DIR
+#error FIXTURE_DIR must name tests/fixtures/report
+#endif
+
+static const struct thps_source_status test_sources[] = {
+	{ "scanner", true, "" },
+	{ "debugfs", false, "'/sys/kernel/debug/thp_utilization' is missing: the kernel lacks the RFC patches" },
+};
+
+static void add_thps(struct thps_scan *s, struct thps_cgroup_stats *c, unsigned utilized, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		thps_hist_add(&c->hist, &s->geom, utilized);
+}
+
+/* Several cgroups; cgroup "/edges" holds one THP at each end of every bucket. */
+static void build_multi(struct thps_scan *s, unsigned cut, bool kernel, bool vmstat)
+{
+	struct thps_geometry g;
+	struct thps_cgroup_stats *c;
+
+	thps_geometry_default(&g);
+	thps_scan_init(s, &g);
+
+	c = thps_scan_cgroup(s, 1001, "/edges");
+	ck_assert_ptr_nonnull(c);
+	for (unsigned b = 0; b < THPS_BUCKETS; b++) {
+		unsigned lo, hi;
+
+		thps_bucket_range(&g, b, &lo, &hi);
+		add_thps(s, c, lo, 1);
+		add_thps(s, c, hi, 1);
+	}
+	c->partial_thps = 2;
+	c->partial_unmapped_bytes = 2 * 300 * 4096ull;
+	c->have_memstat = true;
+	c->memory_current = 734003200;
+	c->anon_thp_bytes = 44040192;
+
+	c = thps_scan_cgroup(s, 1002, "/system.slice/bloat.service");
+	ck_assert_ptr_nonnull(c);
+	add_thps(s, c, 0, 20);
+	add_thps(s, c, 51, 4);
+	add_thps(s, c, 52, 4);
+	add_thps(s, c, 512, 10);
+
+	/* Only partially mapped THPs, no memstat. */
+	c = thps_scan_cgroup(s, 1003, "/user.slice/redis");
+	ck_assert_ptr_nonnull(c);
+	c->partial_thps = 57;
+	c->partial_unmapped_bytes = 57 * 500 * 4096ull;
+
+	/* No THPs at all: no table. */
+	c = thps_scan_cgroup(s, 1004, "/idle");
+	ck_assert_ptr_nonnull(c);
+	c->have_memstat = true;
+	c->memory_current = 4096;
+
+	/* A name that needs escaping in JSON, including a byte that is not UTF-8. */
+	c = thps_scan_cgroup(s, 1005, "/odd \"name\"\\\tx\xff\xc3\xa9");
+	ck_assert_ptr_nonnull(c);
+	add_thps(s, c, 400, 3);
+
+	/* Same waste as "/odd...", sorted after it by path. */
+	c = thps_scan_cgroup(s, 1006, "/zz-same-waste");
+	ck_assert_ptr_nonnull(c);
+	add_thps(s, c, 400, 3);
+
+	thps_scan_finish(s, cut);
+
+	if (kernel) {
+		s->have_kernel_hist = true;
+		for (unsigned b = 0; b < THPS_BUCKETS; b++) {
+			s->kernel_hist.thps[b] = 100 * (b + 1);
+			s->kernel_hist.zero_subpages[b] = 100 * (b + 1) * (512 - 51 * b - 25);
+		}
+		s->kernel_last_scan_time = 19.25;
+		s->kernel_last_scan_duration = 9.27;
+	}
+	if (vmstat) {
+		s->have_vmstat = true;
+		s->vmstat.thp_split_page = 12;
+		s->vmstat.thp_split_page_failed = 0;
+		s->vmstat.thp_deferred_split_page = 7;
+		s->vmstat.thp_underused_split_page = 3;
+		s->vmstat.thp_split_pmd = 40;
+		s->vmstat.thp_collapse_alloc = 5;
+		/* thp_split_free, thp_split_unmap: absent (not the RFC kernel) */
+	}
+	s->summary = (struct thps_scan_summary){
+		.procs_scanned = 123,
+		.procs_skipped = 2,
+		.thps_scanned = 64,
+		.thps_shared = 1,
+		.bytes_read = 64ull * 2 * 1024 * 1024,
+		.wall_ns = 123456789,
+		.cpu_ns = 98765432,
+		.throttled_ns = 0,
+		.method = "PAGEMAP_SCAN",
+	};
+}
+
+static void build_empty(struct thps_scan *s)
+{
+	struct thps_geometry g;
+
+	thps_geometry_default(&g);
+	thps_scan_init(s, &g);
+	ck_assert_ptr_nonnull(thps_scan_cgroup(s, 1, "/"));
+	thps_scan_finish(s, 0);
+	s->summary.procs_scanned = 57;
+	s->summary.wall_ns = 1000000;
+	s->summary.cpu_ns = 500000;
+	s->summary.method = "pagemap";
+}
+
+/* Compares out with the golden file, or rewrites it when THPS_UPDATE_GOLDENS is set. */
+static void check_golden(const char *name, const char *out, size_t len)
+{
+	char path[4096];
+	FILE *f;
+	char *want;
+	long wlen;
+
+	snprintf(path, sizeof(path), "%s/%s", FIXTURE_DIR, name);
+	if (getenv("THPS_UPDATE_GOLDENS")) {
+		f = fopen(path, "we");
+		ck_assert_msg(f, "cannot write %s", path);
+		ck_assert_uint_eq(fwrite(out, 1, len, f), len);
+		ck_assert_int_eq(fclose(f), 0);
+		return;
+	}
+	f = fopen(path, "re");
+	ck_assert_msg(f, "golden file %s missing (make update-report-goldens)", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	wlen = ftell(f);
+	rewind(f);
+	want = malloc(wlen + 1);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_uint_eq(fread(want, 1, wlen, f), (size_t)wlen);
+	want[wlen] = '\0';
+	fclose(f);
+	if ((size_t)wlen != len || memcmp(want, out, len) != 0) {
+		fprintf(stderr, "--- %s (golden)\n%s--- got\n%.*s---\n", name, want, (int)len, out);
+		ck_abort_msg("output differs from golden file %s", path);
+	}
+	free(want);
+}
+
+enum fmt { TEXT, JSON };
+
+static void render_and_check(const struct thps_scan *s, const struct thps_report_opts *o, enum fmt fmt,
+			     const char *golden)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fmt == TEXT ? thps_report_text(f, s, o) : thps_report_json(f, s, o), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	check_golden(golden, buf, len);
+	free(buf);
+}
+
+static struct thps_report_opts opts_for(unsigned cut)
+{
+	return (struct thps_report_opts){
+		.lowutil_max_bucket = cut,
+		.thp_mode = "madvise",
+		.sources = test_sources,
+		.n_sources = 2,
+	};
+}
+
+START_TEST(test_multi_golden)
+{
+	struct thps_scan s;
+	struct thps_report_opts o = opts_for(0);
+
+	build_multi(&s, 0, true, true);
+	render_and_check(&s, &o, TEXT, "multi.txt");
+	render_and_check(&s, &o, JSON, "multi.json");
+	/* The formatters sort a copy: the scan keeps its order. */
+	ck_assert_str_eq(s.cgroups[0].path, "/edges");
+	thps_scan_free(&s);
+}
+END_TEST
+
+START_TEST(test_cut_no_kernel_golden)
+{
+	struct thps_scan s;
+	struct thps_report_opts o = opts_for(2);
+
+	o.cgroup = "/system.slice";
+	build_multi(&s, 2, false, false);
+	render_and_check(&s, &o, TEXT, "cut2.txt");
+	render_and_check(&s, &o, JSON, "cut2.json");
+	thps_scan_free(&s);
+}
+END_TEST
+
+START_TEST(test_empty_golden)
+{
+	struct thps_scan s;
+	struct thps_report_opts o = opts_for(0);
+
+	build_empty(&s);
+	render_and_check(&s, &o, TEXT, "empty.txt");
+	render_and_check(&s, &o, JSON, "empty.json");
+	o.pid = 4242;
+	o.thp_mode = "never";
+	o.n_sources = 0;
+	render_and_check(&s, &o, TEXT, "empty-pid.txt");
+	render_and_check(&s, &o, JSON, "empty-pid.json");
+	thps_scan_free(&s);
+}
+END_TEST
+
+START_TEST(test_order_by_waste)
+{
+	struct thps_scan s;
+	const struct thps_cgroup_stats **v;
+	ssize_t n;
+
+	build_multi(&s, 0, false, false);
+	n = thps_report_order(&s, &v);
+	ck_assert_int_eq(n, 5); /* "/idle" has no THPs */
+	for (ssize_t i = 1; i < n; i++)
+		ck_assert_uint_ge(v[i - 1]->waste_bytes + v[i - 1]->partial_unmapped_bytes,
+				  v[i]->waste_bytes + v[i]->partial_unmapped_bytes);
+	ck_assert_str_eq(v[0]->path, "/user.slice/redis");
+	ck_assert_str_eq(v[n - 1]->path, "/zz-same-waste");
+	free(v);
+	thps_scan_free(&s);
+}
+END_TEST
+
+static char *json_of(const char *in)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	thps_json_string(f, in);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_json_string_escapes)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ NULL, "null" },
+		{ "", "\"\"" },
+		{ "/a/b", "\"/a/b\"" },
+		{ "q\"b\\", "\"q\\\"b\\\\\"" },
+		{ "\n\x01\x7f", "\"\\u000a\\u0001\\u007f\"" },
+		{ "\xc3\xa9", "\"\xc3\xa9\"" },           /* é stays */
+		{ "\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\"" }, /* 4-byte stays */
+		{ "\xff", "\"\\ufffd\"" },
+		{ "\xc3", "\"\\ufffd\"" },                 /* truncated */
+		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },      /* overlong */
+		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" }, /* surrogate */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = json_of(cases[i].in);
+		ck_assert_msg(!strcmp(got, cases[i].out), "case %zu: got %s want %s", i, got, cases[i].out);
+		free(got);
+	}
+}
+END_TEST
+
+START_TEST(test_format_bytes)
+{
+	char b[32];
+
+	thps_format_bytes(b, sizeof(b), 0);
+	ck_assert_str_eq(b, "0 B");
+	thps_format_bytes(b, sizeof(b), 1023);
+	ck_assert_str_eq(b, "1023 B");
+	thps_format_bytes(b, sizeof(b), 1024);
+	ck_assert_str_eq(b, "1.0 KiB");
+	thps_format_bytes(b, sizeof(b), 41943040);
+	ck_assert_str_eq(b, "40.0 MiB");
+	thps_format_bytes(b, sizeof(b), UINT64_MAX);
+	ck_assert_str_eq(b, "16.0 EiB");
+	thps_format_bytes(b, 4, 41943040);
+	ck_assert_str_eq(b, "40.");
+}
+END_TEST
+
+static int probe_yes(const struct thps_ctx *ctx, char *why, size_t n)
+{
+	snprintf(why, n, "leftover text");
+	return 1;
+}
+static int probe_no(const struct thps_ctx *ctx, char *why, size_t n)
+{
+	snprintf(why, n, "no debugfs");
+	return 0;
+}
+static int probe_silent(const struct thps_ctx *ctx, char *why, size_t n)
+{
+	return 0;
+}
+static int probe_err(const struct thps_ctx *ctx, char *why, size_t n)
+{
+	return -EACCES;
+}
+
+START_TEST(test_probe_sources_line)
+{
+	static const struct thps_source_ops a = { .name = "a", .probe = probe_yes };
+	static const struct thps_source_ops b = { .name = "b", .probe = probe_no };
+	static const struct thps_source_ops c = { .name = "c", .probe = probe_silent };
+	static const struct thps_source_ops d = { .name = "d", .probe = probe_err };
+	static const struct thps_source_ops *const table[] = { &a, &b, &c, &d, NULL };
+	struct thps_source_status st[3];
+	struct thps_ctx ctx;
+	char *buf = NULL;
+	size_t len = 0, n;
+	FILE *f;
+
+	thps_ctx_init(&ctx);
+	/* Bounded by the array: d is left out. */
+	n = thps_report_probe_sources(&ctx, table, st, 3);
+	ck_assert_uint_eq(n, 3);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(thps_report_text_sources(f, st, n), 0);
+	fclose(f);
+	ck_assert_str_eq(buf, "sources: a: usable; b: not usable: no debugfs; c: not usable: no reason given\n");
+	free(buf);
+
+	n = thps_report_probe_sources(&ctx, table + 3, st, 3);
+	ck_assert_uint_eq(n, 1);
+	ck_assert(!st[0].usable);
+	ck_assert_str_eq(st[0].reason, "probe failed: Permission denied");
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("formatters");
+
+	tcase_add_test(tc, test_multi_golden);
+	tcase_add_test(tc, test_cut_no_kernel_golden);
+	tcase_add_test(tc, test_empty_golden);
+	tcase_add_test(tc, test_order_by_waste);
+	tcase_add_test(tc, test_json_string_escapes);
+	tcase_add_test(tc, test_format_bytes);
+	tcase_add_test(tc, test_probe_sources_line);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(report_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
