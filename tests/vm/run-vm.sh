@@ -62,6 +62,11 @@ done
 for p in "$builddir"/tests/tools/*; do
 	[ -f "$p" ] && [ -x "$p" ] && { copy_with_libs "$p"; progs="$progs $(basename "$p")"; }
 done
+# Extra guest content for particular scenarios (e.g. redis for 60-redis.sh): each
+# tests/vm/initramfs.d/*.sh is sourced here with S (the staging root) and copy_with_libs.
+for h in "$here"/initramfs.d/*.sh; do
+	[ -e "$h" ] && . "$h"
+done
 install -m 644 "$here/lib.sh" "$S/lib.sh"
 install -m 755 "$here/guest-init.sh" "$S/init"
 for s in "$here"/scenarios/[0-9]*.sh; do

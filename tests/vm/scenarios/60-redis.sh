@@ -1,0 +1,243 @@
+# 60-redis: a real workload. Redis (Debian's redis-server, jemalloc) with THP always, filled with
+# N values of 4,000 bytes and thinned out by 80 %, wastes memory in two ways:
+#   1. partially mapped THPs: jemalloc MADV_DONTNEEDs freed runs inside THPs; the folios stay
+#      charged (memory.current) but leave RSS and memory.stat anon, until the deferred-split
+#      shrinker runs under reclaim;
+#   2. low-utilization THPs: khugepaged collapses the holey ranges back into THPs, filling the
+#      holes with zeros (at 20-30 % used: beyond bucket 0, hence the wider cut, buckets 0..3).
+# It checks that `thpshrink report --json --pid` measures both as the kernel's own figures do,
+# that `thpshrink reclaim` (--method reclaim, then --method split with the wider cut and
+# khugepaged/max_ptes_none set through --set-max-ptes-none) brings the cgroup to within 10 % of
+# the THP-never footprint measured in this boot, that Redis's data is intact, that the well-used
+# THPs stay, and that Redis is not slower (redis-benchmark, normalised by a control instance,
+# since TCG speed follows the host's load).
+#
+# Size: thps.redis_n=N on the kernel command line (THPS_VM_APPEND), default 20000.
+# Figures for tests/bench/redis.sh: lines "# redis-fig KEY=VALUE".
+# 6.12 only: 6.1 cannot free zero subpages by splitting (no shrink_underused, no zero-page remap)
+# and the RFC kernel's THP shrinker works differently; other scenarios cover what they say.
+
+if [ "$THPS_KERNEL" != k612 ]; then
+	vm_skip redis "runs on k612 only: needs upstream 6.12's zero-page remap on split and the underused-THP shrinker ($THPS_KERNEL)"
+	exit 0
+fi
+for p in redis-server redis-cli redis-benchmark thpshrink; do
+	if ! command -v $p >/dev/null; then
+		vm_skip redis "$p is not in the initramfs (redis: install redis-server and redis-tools on the host; thpshrink: build it)"
+		exit 0
+	fi
+done
+
+N=$(sed -n 's/.*thps\.redis_n=\([0-9]*\).*/\1/p' /proc/cmdline)
+N=${N:-20000}
+CUT=3                   # low-utilization = buckets 0..3 (at most 204 of 512 subpages used, <= 40 %)
+TOL=10                  # per cent
+export THPSHRINK_STATE_DIR=/tmp/thps-state-redis
+W=/tmp/redis
+mkdir -p $W
+fig() { echo "# redis-fig $*"; }
+# |a - b| <= TOL % of b
+within() { awk -v a="$1" -v b="$2" -v t="$TOL" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * t / 100) }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else print "n/a" }'; }
+
+# --- the data: key:i -> "%08d" of i repeated to 4,000 bytes; 80 % deleted (i % 5 != 0)
+t0=$(vm_uptime)
+awk -v n=$N 'BEGIN { for (i = 0; i < n; i++) { k = "key:" i; v = sprintf("%08d", i)
+	for (j = 0; j < 9; j++) v = v v
+	printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$4000\r\n%s\r\n", length(k), k, substr(v, 1, 4000) } }' > $W/set.resp
+awk -v n=$N 'BEGIN { for (i = 0; i < n; i++) if (i % 5) { k = "key:" i
+	printf "*2\r\n$3\r\nDEL\r\n$%d\r\n%s\r\n", length(k), k } }' > $W/del.resp
+awk -v n=$N 'BEGIN { for (i = 0; i < n; i += 5) print "GET key:" i }' > $W/get.txt
+awk -v n=$N 'BEGIN { for (i = 0; i < n; i += 5) { v = sprintf("%08d", i)
+	for (j = 0; j < 9; j++) v = v v
+	print substr(v, 1, 4000) } }' > $W/get.expect
+KEPT=$(wc -l < $W/get.txt)
+echo "# redis: N=$N values of 4000 bytes, $KEPT kept; commands generated in $(awk "BEGIN{print $(vm_uptime) - $t0}")s"
+
+# --- one Redis per cgroup, on a unix socket (no network in the guest)
+rd_start() { # NAME -> RD_PID RD_SOCK RD_CG
+	RD_CG=$(vm_cgroup_new "$1")
+	RD_SOCK=/run/$1.sock
+	sh -c "echo \$\$ > $RD_CG/cgroup.procs && exec redis-server --port 0 --unixsocket $RD_SOCK \
+		--save '' --appendonly no --disable-thp no --logfile $W/$1.log" &
+	RD_PID=$!
+	_i=0
+	while ! redis-cli -s $RD_SOCK ping 2>/dev/null | grep -q PONG; do
+		sleep 0.2; _i=$((_i + 1))
+		[ $_i -lt 150 ] || { echo "# redis $1 did not answer: $(tail -3 $W/$1.log)"; return 1; }
+	done
+}
+rd_cli() { redis-cli -s "$RD_SOCK" "$@"; }
+rd_fill() { # fill, one redis-benchmark run (in db 1, so db 0 stays exact), delete 80 %, purge
+	rd_cli --pipe < $W/set.resp | tail -1 | sed 's/^/# fill: /'
+	rd_bench fill > /dev/null
+	rd_cli --pipe < $W/del.resp | tail -1 | sed 's/^/# delete: /'
+	# jemalloc would purge the freed runs itself within ~10 s (its decay); purging now makes the
+	# moment deterministic: the same MADV_DONTNEEDs, no waiting.
+	rd_cli memory purge > /dev/null
+	sleep 1
+}
+rd_bench() { # LABEL [SOCK]: prints "SET GET" requests per second
+	redis-benchmark -s "${2:-$RD_SOCK}" --dbnum 1 -q -n 20000 -t set,get 2>&1 | tr '\r' '\n' |
+		awk -v l="$1" '/requests per second/ { sub(":", "", $1); r[$1] = $2; print "# bench " l ": " $0 > "/dev/stderr" }
+			END { printf "%d %d\n", r["SET"], r["GET"] }'
+}
+rd_verify() { # all kept keys return their value, DBSIZE is right
+	rd_cli < $W/get.txt > $W/get.out
+	_db=$(rd_cli dbsize)
+	if cmp -s $W/get.out $W/get.expect && [ "$_db" = "$KEPT" ]; then
+		echo "ok dbsize=$_db"
+	else
+		echo "wrong dbsize=$_db (want $KEPT) values_differ=$(cmp $W/get.out $W/get.expect 2>&1 | head -1)"
+	fi
+}
+smaps() { awk -v k="$2:" '$1 == k { print $2 * 1024; f = 1 } END { if (!f) print 0 }' /proc/$1/smaps_rollup; }
+# memory.current minus what memory.stat accounts for (anon mapped, file, kernel): the charged
+# pages no one maps any more, i.e. the unmapped parts of partially mapped THPs.
+unmapped_charge() {
+	echo $(( $(vm_mem_current "$1") - $(vm_memstat "$1" anon) - $(vm_memstat "$1" file) - $(vm_memstat "$1" kernel) ))
+}
+# rd_report FILE: thpshrink report --json for Redis's pid, with the wide cut
+rd_report() {
+	thpshrink report --json --pid $RD_PID --lowutil-bucket $CUT > "$1" 2> "$1.err" ||
+		{ echo "# report failed: $(head -3 "$1.err")"; return 1; }
+}
+# jget FILE KEY: KEY of the cgroup entry of $RD_CG in a report (first match after its path)
+jget() {
+	awk -v p="\"path\": \"/${RD_CG#$CG_ROOT/}\"" -v k="\"$2\":" '
+		index($0, p) { on = 1; next }
+		on && index($0, k) { s = substr($0, index($0, k) + length(k)); gsub(/[ ,]/, "", s); print s; exit }' "$1"
+}
+# jbuckets FILE LO HI: THPs of the cgroup in buckets LO..HI
+jbuckets() {
+	awk -v p="\"path\": \"/${RD_CG#$CG_ROOT/}\"" -v lo="$2" -v hi="$3" '
+		index($0, p) { on = 1; next }
+		on && /"bucket":/ { b = $0; sub(/.*"bucket": */, "", b); b += 0; t = $0; sub(/.*"thps": */, "", t); t += 0
+			if (b >= lo && b <= hi) n += t; if (b == 9) { print n + 0; exit } }' "$1"
+}
+khugepaged_quiet() { # fast khugepaged until it made no new THP for 3 s (at most $1 s)
+	vm_set_thp_knob khugepaged/scan_sleep_millisecs 100 > /dev/null
+	vm_set_thp_knob khugepaged/alloc_sleep_millisecs 1 > /dev/null
+	vm_set_thp_knob khugepaged/pages_to_scan 65536 > /dev/null
+	_t0=$(vm_uptime) _last=$(vm_vmstat thp_collapse_alloc) _same=0
+	while [ $_same -lt 3 ] && awk "BEGIN { exit !($(vm_uptime) - $_t0 < $1) }"; do
+		sleep 1
+		_c=$(vm_vmstat thp_collapse_alloc)
+		if [ "$_c" = "$_last" ]; then _same=$((_same + 1)); else _same=0; _last=$_c; fi
+	done
+	echo "# khugepaged: $(awk "BEGIN{print $(vm_uptime) - $_t0}")s, thp_collapse_alloc=$_last"
+}
+
+pts0=$(vm_thp_knob khugepaged/pages_to_scan)   # init restores the other knobs, not this one
+
+# === 1. THP never: the footprint to reach (transparent_hugepage/enabled is global: first)
+vm_set_thp_knob enabled never
+rd_start redis-never || { vm_fail redis.start "redis-server (THP never) did not start"; exit 0; }
+CTRL_SOCK=$RD_SOCK
+rd_fill
+NEVER_CG=$RD_CG
+never=$(vm_mem_current $NEVER_CG)
+v=$(rd_verify)
+vm_check redis.never "memory.current=$(vm_mib $never) MiB anon_thp=$(vm_memstat $NEVER_CG anon_thp) data $v" \
+	[ "${v#ok}" != "$v" -a "$(vm_memstat $NEVER_CG anon_thp)" = 0 ]
+fig never_bytes=$never
+
+# === 2. THP always: the same history
+vm_set_thp_knob enabled always
+vm_set_thp_knob khugepaged/max_ptes_none 511     # the kernel's default
+rd_start redis-always || { vm_fail redis.start "redis-server (THP always) did not start"; exit 0; }
+rd_fill
+filled_note="$(vm_mib $(vm_mem_current $RD_CG)) MiB after the deletes"
+
+# --- kind 1: partially mapped THPs, as report and kernel see them (same moment)
+rd_report $W/r1.json || { vm_fail redis.report-partial "thpshrink report failed: $(head -3 $W/r1.json.err)"; exit 0; }
+hidden=$(unmapped_charge $RD_CG)
+cur1=$(vm_mem_current $RD_CG)
+p_thps=$(jget $W/r1.json partial_thps)
+p_bytes=$(jget $W/r1.json partial_unmapped_bytes)
+fig always_deleted_bytes=$cur1 partial_thps=$p_thps partial_unmapped_bytes=$p_bytes hidden_charge=$hidden
+vm_check redis.partial-seen "partial_thps=$p_thps partial_unmapped=$(vm_mib ${p_bytes:-0}) MiB of memory.current $(vm_mib $cur1) MiB" \
+	[ "${p_thps:-0}" -gt 0 -a "${p_bytes:-0}" -gt $((cur1 / 20)) ]
+vm_check redis.partial-matches-kernel \
+	"report partial_unmapped=$(vm_mib ${p_bytes:-0}) MiB vs memory.current-(anon+file+kernel)=$(vm_mib $hidden) MiB (${TOL} %)" \
+	within "${p_bytes:-0}" "$hidden"
+
+# --- thpshrink reclaim --method reclaim: the deferred-split shrinker frees the unmapped parts
+thpshrink reclaim --cgroup /${RD_CG#$CG_ROOT/} --method reclaim --json > $W/a1.json 2> $W/a1.err ||
+	vm_fail redis.reclaim-run "thpshrink reclaim --method reclaim failed: $(head -3 $W/a1.err)"
+cur2=$(vm_mem_current $RD_CG)
+rd_report $W/r2.json
+p_after=$(jget $W/r2.json partial_unmapped_bytes)
+fig after_reclaim_bytes=$cur2 partial_unmapped_after=$p_after
+vm_check redis.reclaim-partial \
+	"memory.current $(vm_mib $cur1) -> $(vm_mib $cur2) MiB (given back $(vm_mib $((cur1 - cur2))) MiB, reported $(vm_mib ${p_bytes:-0}) MiB); partial unmapped after $(vm_mib ${p_after:-0}) MiB" \
+	[ $((cur1 - cur2)) -ge $(( ${p_bytes:-0} * (100 - TOL) / 100 )) -a "${p_after:-0}" -le $(( ${p_bytes:-0} * TOL / 100 )) -a "${p_bytes:-0}" -gt 0 ]
+
+# --- kind 2: khugepaged (max_ptes_none 511) re-collapses the holey ranges into low-util THPs
+khugepaged_quiet 40
+rd_report $W/r3.json
+cur3=$(vm_mem_current $RD_CG)
+ahp=$(smaps $RD_PID AnonHugePages)
+thps3=$(jget $W/r3.json thps)
+low3=$(jget $W/r3.json lowutil_thps)
+waste3=$(jget $W/r3.json waste_bytes)
+beyond0=$(jbuckets $W/r3.json 1 $CUT)
+above=$(jbuckets $W/r3.json $((CUT + 1)) 9)
+fig after_khugepaged_bytes=$cur3 anon_huge_pages=$ahp thps=$thps3 lowutil_thps=$low3 waste_bytes=$waste3 \
+	lowutil_beyond_bucket0=$beyond0 thps_above_cut=$above
+vm_check redis.lowutil-seen \
+	"thps=$thps3 (smaps AnonHugePages $(vm_mib $ahp) MiB = $((ahp / 2097152)) THPs) lowutil(0..$CUT)=$low3 of which beyond bucket 0: $beyond0; waste $(vm_mib ${waste3:-0}) MiB of memory.current $(vm_mib $cur3) MiB" \
+	[ "${low3:-0}" -gt 0 -a "${beyond0:-0}" -gt 0 -a "${waste3:-0}" -gt $((cur3 / 10)) ]
+vm_check redis.thps-match-smaps "report thps=$thps3, smaps AnonHugePages/2MiB=$((ahp / 2097152))" \
+	within "${thps3:-0}" $((ahp / 2097152))
+
+set -- $(rd_bench before); b_set=$1 b_get=$2
+set -- $(rd_bench control-before "$CTRL_SOCK"); c1_set=$1 c1_get=$2
+
+# --- thpshrink's advice for max_ptes_none with this cut, then the split (explicit opt-in)
+thpshrink reclaim --cgroup /${RD_CG#$CG_ROOT/} --method split --lowutil-bucket $CUT --dry-run > $W/dry.txt 2>&1
+advice=$(grep -o 'set-max-ptes-none [0-9]*' $W/dry.txt | head -1 | cut -d' ' -f2)
+hi=$(awk -v c=$CUT '/"bucket":/ { b = $0; sub(/.*"bucket": */, "", b); if (b + 0 == c) { h = $0; sub(/.*"hi": */, "", h); print h + 0; exit } }' $W/r3.json)
+need=$((511 - hi))      # keeps split any range with more than 511 - need zero/none PTEs
+vm_check redis.mpn-advice "thpshrink advises --set-max-ptes-none ${advice:-nothing} for buckets 0..$CUT (hi=$hi); keeping them split needs <= $need" \
+	[ -n "$advice" -a "${advice:-9999}" -le $need ]
+mpn=${advice:-$need}
+[ "$mpn" -le $need ] || mpn=$need
+cur4=$(vm_mem_current $RD_CG)
+thpshrink reclaim --cgroup /${RD_CG#$CG_ROOT/} --method split --lowutil-bucket $CUT \
+	--set-max-ptes-none $mpn --recollapse-wait 10 --json > $W/a2.json 2> $W/a2.err ||
+	vm_fail redis.split-run "thpshrink reclaim --method split failed: $(head -3 $W/a2.err)"
+cur5=$(vm_mem_current $RD_CG)
+rd_report $W/r5.json
+thps5=$(jget $W/r5.json thps)
+above5=$(jbuckets $W/r5.json $((CUT + 1)) 9)
+fig mpn=$mpn after_split_bytes=$cur5 thps_after=$thps5 thps_above_cut_after=$above5 \
+	split_given_back=$((cur4 - cur5))
+vm_check redis.lowutil-matches-kernel \
+	"report waste (buckets 0..$CUT) $(vm_mib ${waste3:-0}) MiB vs memory.current given back by the split $(vm_mib $((cur4 - cur5))) MiB (${TOL} %) [$(grep -o '"ranges_split":[0-9]*' $W/a2.json)]" \
+	within "${waste3:-0}" $((cur4 - cur5))
+vm_check redis.no-recollapse "after 10 s of fast khugepaged at max_ptes_none=$mpn: $(grep -o '"after_wait":{[^}]*}' $W/a2.json)" \
+	grep -q '"recollapsed":false' $W/a2.json
+vm_check redis.thps-kept "THPs $thps3 -> ${thps5:-?} ($(pct ${thps5:-0} ${thps3:-0}) % kept); above the cut $above -> ${above5:-?}" \
+	[ "${above5:--1}" -ge "${above:-0}" ]
+
+# === 3. the result: Redis's cgroup vs the THP-never footprint; Redis right and not slower
+always=$(vm_mem_current $RD_CG)
+fig always_final_bytes=$always never_bytes=$never
+vm_check redis.footprint \
+	"THP always + thpshrink $(vm_mib $always) MiB vs THP never $(vm_mib $never) MiB ($(pct $always $never) %; before thpshrink $filled_note, $(vm_mib $cur3) MiB after khugepaged)" \
+	within "$always" "$never"
+v=$(rd_verify)
+vm_check redis.data "$v" [ "${v#ok}" != "$v" ]
+set -- $(rd_bench after); a_set=$1 a_get=$2
+set -- $(rd_bench control-after "$CTRL_SOCK"); c2_set=$1 c2_get=$2
+fig bench_set_before=$b_set bench_get_before=$b_get bench_set_after=$a_set bench_get_after=$a_get \
+	ctrl_set_before=$c1_set ctrl_get_before=$c1_get ctrl_set_after=$c2_set ctrl_get_after=$c2_get
+# after/control_after >= 0.7 * before/control_before, for SET and GET
+vm_check redis.throughput \
+	"ops/s SET $b_set -> $a_set, GET $b_get -> $a_get (control THP-never instance: SET $c1_set -> $c2_set, GET $c1_get -> $c2_get)" \
+	awk -v bs=$b_set -v as=$a_set -v bg=$b_get -v ag=$a_get -v cs1=$c1_set -v cs2=$c2_set -v cg1=$c1_get -v cg2=$c2_get \
+	'BEGIN { ok = bs > 0 && bg > 0 && cs1 > 0 && cg1 > 0 && cs2 > 0 && cg2 > 0 &&
+		as / cs2 >= 0.7 * bs / cs1 && ag / cg2 >= 0.7 * bg / cg1; exit !ok }'
+thpshrink reclaim --restore-max-ptes-none > /dev/null 2>&1
+vm_set_thp_knob khugepaged/pages_to_scan "$pts0" > /dev/null
