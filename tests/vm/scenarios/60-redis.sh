@@ -207,7 +207,7 @@ set -- $(bench_pair before); b_set=$1 b_get=$2 c1_set=$3 c1_get=$4
 
 # --- thpshrink's advice for max_ptes_none with this cut, then the split (explicit opt-in)
 thpshrink reclaim --cgroup /${RD_CG#$CG_ROOT/} --method split --lowutil-bucket $CUT --dry-run > $W/dry.txt 2>&1
-advice=$(grep -o 'set-max-ptes-none [0-9]*' $W/dry.txt | head -1 | cut -d' ' -f2)
+advice=$(grep -o 'set-max-ptes-none [0-9][0-9]*' $W/dry.txt | head -1 | sed 's/.* //')
 hi=$(awk -v c=$CUT '/"bucket":/ { b = $0; sub(/.*"bucket": */, "", b); if (b + 0 == c) { h = $0; sub(/.*"hi": */, "", h); print h + 0; exit } }' $W/r3.json)
 need=$((511 - hi))      # keeps split any range with more than 511 - need zero/none PTEs
 vm_check mpn-advice "thpshrink advises --set-max-ptes-none ${advice:-nothing} for buckets 0..$CUT (hi=$hi); keeping them split needs <= $need" \
