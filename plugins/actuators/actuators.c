@@ -199,6 +199,28 @@ int thps_max_ptes_none_get(const struct thps_ctx *ctx, unsigned *ret)
 	return 0;
 }
 
+/* mkdir -p, 0700: the runtime dir may not exist yet (/run/thpshrink before the daemon ran). */
+static int mkdir_parents(const char *dir)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return negative_errno();
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return negative_errno();
+	return 0;
+}
+
 static int saved_path(const char *state_dir, char *buf, size_t size)
 {
 	int n = snprintf(buf, size, "%s/max_ptes_none.saved", state_dir);
@@ -220,8 +242,9 @@ int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, un
 	r = saved_path(state_dir, saved, sizeof(saved));
 	if (r < 0)
 		return r;
-	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
-		return negative_errno();
+	r = mkdir_parents(state_dir);
+	if (r < 0)
+		return r;
 	/* Keep the first original: a second --set must not make its own value the one to restore. */
 	if (access(saved, F_OK) < 0) {
 		f = fopen(saved, "wxe");

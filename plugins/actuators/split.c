@@ -36,8 +36,8 @@ static int read_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
 	p = strrchr(text, ')');
 	if (!p)
 		return -EINVAL;
-	/* after ") " come fields 3..: skip 19 of them to reach 22 */
-	for (int field = 3; field < 22; field++) {
+	/* each space after the ')' starts the next field: the 20th one starts field 22 */
+	for (int field = 3; field <= 22; field++) {
 		p = strchr(p + 1, ' ');
 		if (!p)
 			return -EINVAL;
@@ -179,7 +179,7 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 		     struct thps_act_result *res)
 {
 	const struct thps_geometry *g = req->geom;
-	char path[PATH_MAX], why[384], cmd[96];
+	char path[PATH_MAX], why[384], cmd[96], first_skip[384] = "";
 	unsigned mpn;
 	int r;
 
@@ -190,6 +190,9 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 		return r;
 	if (r == 0) {
 		snprintf(res->note, sizeof(res->note), "refused: %s", why);
+		/* still measured, so the caller's before/after show that nothing changed */
+		if (thps_act_snapshot(ctx, req->cgroup, &res->before) == 0)
+			res->after = res->before;
 		return 0;
 	}
 	if (req->n_ranges == 0) {
@@ -213,7 +216,8 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 		if (r < 0 && r != -EIO && r != -ESRCH && r != -ENOENT)
 			return r;
 		if (r <= 0) {
-			res->ranges_skipped++;
+			if (res->ranges_skipped++ == 0)
+				snprintf(first_skip, sizeof(first_skip), "%s", why);
 			continue;
 		}
 		snprintf(cmd, sizeof(cmd), "%d,0x%llx,0x%llx", (int)t->pid, (unsigned long long)t->start,
@@ -228,7 +232,10 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 	r = thps_act_snapshot(ctx, req->cgroup, &res->after);
 	if (r < 0)
 		return r;
-	if (thps_max_ptes_none_get(ctx, &mpn) == 0 && mpn >= g->subpages - 1)
+	if (res->ranges_skipped)
+		snprintf(res->note, sizeof(res->note), "%llu THPs changed since the scan and were left "
+			 "alone (first: %.300s)", (unsigned long long)res->ranges_skipped, first_skip);
+	else if (thps_max_ptes_none_get(ctx, &mpn) == 0 && mpn >= g->subpages - 1)
 		snprintf(res->note, sizeof(res->note), "khugepaged/max_ptes_none is %u: khugepaged may "
 			 "re-collapse the split ranges into THPs full of zeroes again; see "
 			 "--set-max-ptes-none", mpn);

@@ -203,7 +203,7 @@ static void fake_thp(uint64_t start, uint64_t pfn, unsigned used)
 	uint64_t e[512], flags = (1ULL << 22) | (1ULL << 15) | (1ULL << 12);
 	char page[4096];
 
-	put("proc/123/stat", "123 (bloat) S) 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
+	put("proc/123/stat", "123 (blo) at) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
 	for (unsigned i = 0; i < 512; i++)
 		e[i] = (1ULL << 63) | (pfn + i);
 	pwrite_at("proc/123/pagemap", e, sizeof(e), start / 4096 * 8);
@@ -266,6 +266,7 @@ START_TEST(test_split_only_lowutil)
 	ck_assert_uint_eq(res.asked_bytes, 509 * 4096);
 	text = get("debug/split_huge_pages");
 	ck_assert_str_eq(text, "123,0x200000,0x400000");
+	ck_assert_ptr_nonnull(strstr(res.note, "1 THPs changed since the scan"));
 	free(text);
 }
 END_TEST
@@ -296,7 +297,7 @@ START_TEST(test_max_ptes_none_set_restore)
 	char state[PATH_MAX], *text;
 	unsigned old = 0, v = 0;
 
-	snprintf(state, sizeof(state), "%s/run", root);
+	snprintf(state, sizeof(state), "%s/var/run/thpshrink", root);
 	put("sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_none", "511\n");
 	ck_assert_int_eq(thps_max_ptes_none_set(&ctx, state, 409, &old), 0);
 	ck_assert_uint_eq(old, 511);
@@ -305,7 +306,7 @@ START_TEST(test_max_ptes_none_set_restore)
 	/* a second set keeps the first original for the restore */
 	ck_assert_int_eq(thps_max_ptes_none_set(&ctx, state, 300, &old), 0);
 	ck_assert_uint_eq(old, 409);
-	text = get("run/max_ptes_none.saved");
+	text = get("var/run/thpshrink/max_ptes_none.saved");
 	ck_assert_str_eq(text, "511\n");
 	free(text);
 	ck_assert_int_eq(thps_max_ptes_none_restore(&ctx, state, &v), 0);

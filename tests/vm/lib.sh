@@ -7,6 +7,7 @@
 #   vm_fail NAME DETAIL...   -> RESULT FAIL <scenario>.NAME DETAIL
 #   vm_skip NAME REASON...   -> RESULT SKIP <scenario>.NAME REASON
 #   vm_check NAME DETAIL CMD...  runs CMD (e.g. `[ "$a" -lt "$b" ]`): PASS if it succeeds, else FAIL
+#   vm_has TEXT PATTERN      true if a line of TEXT matches the grep PATTERN (for vm_check)
 # Cgroups and workloads (cgroup2 is at /sys/fs/cgroup, +memory enabled for the root's children):
 #   vm_cgroup_new NAME       creates /sys/fs/cgroup/NAME; prints its path
 #   vm_bloat_start CG ARGS.. starts `thpshrink-bloat ARGS` already inside cgroup CG (a path or a
@@ -39,6 +40,8 @@ vm_check() { # NAME DETAIL CMD...
 	_cn=$1 _cd=$2; shift 2
 	if "$@"; then vm_pass "$_cn" "$_cd"; else vm_fail "$_cn" "$_cd"; fi
 }
+
+vm_has() { printf '%s\n' "$1" | grep -q -- "$2"; }
 
 vm_uptime() { cut -d' ' -f1 /proc/uptime; }
 vm_mib() { awk -v b="$1" 'BEGIN{printf "%.1f", b/1048576}'; }
@@ -94,4 +97,30 @@ vm_thp_knob() { cat "$THP_SYS/$1" 2>/dev/null || echo n/a; }
 vm_set_thp_knob() { # REL VALUE
 	_old=$(vm_thp_knob "$1")
 	echo "$2" > "$THP_SYS/$1" && echo "# knob $1: $_old -> $2"
+}
+
+# thpshrink's output helpers
+#   vm_summary TEXT          sets waste_before waste_after memory_current_before
+#                            memory_current_after given_back acted from `thpshrink reclaim`'s
+#                            "summary:" line (all 0 if absent)
+#   vm_thpcheck PID START END  prints thpshrink-thpcheck's SUMMARY line and sets chk_thp
+#                            chk_full chk_full_thp chk_lowutil chk_lowutil_thp from it
+#   vm_lowutil_queued        RFC kernel: THPs on the shrinker's low-util lists (debugfs)
+vm_summary() {
+	waste_before=0 waste_after=0 memory_current_before=0 memory_current_after=0 given_back=0 acted=0
+	_s=$(echo "$1" | sed -n 's/^summary: //p' | tail -1)
+	[ -n "$_s" ] && eval "$_s"
+}
+vm_thpcheck() {
+	_s=$(thpshrink-thpcheck "$@" | grep '^SUMMARY')
+	echo "$_s"
+	chk_thp=$(echo "$_s" | sed -n 's/.* thp=\([0-9]*\).*/\1/p')
+	chk_full=$(echo "$_s" | sed -n 's/.* full=\([0-9]*\).*/\1/p')
+	chk_full_thp=$(echo "$_s" | sed -n 's/.* full_thp=\([0-9]*\).*/\1/p')
+	chk_lowutil=$(echo "$_s" | sed -n 's/.* lowutil=\([0-9]*\).*/\1/p')
+	chk_lowutil_thp=$(echo "$_s" | sed -n 's/.* lowutil_thp=\([0-9]*\).*/\1/p')
+}
+vm_lowutil_queued() {
+	cat /sys/kernel/debug/shrinker/thp-low-util-*/count 2>/dev/null |
+		awk '{for (i = 2; i <= NF; i++) n += $i} END {print n + 0}'
 }

@@ -1,0 +1,475 @@
+/* thpshrink reclaim: gives one cgroup's wasted THP memory back, once, and shows what it did.
+ * scan (the scanner, filtered to the cgroup) -> act (reclaim, split, or observe for a dry run)
+ * -> rescan, then prints the histogram before and after and what memory.current says was
+ * given back. Global knobs (khugepaged/max_ptes_none) change only when asked, loudly. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "actuator.h"
+#include "cgroups.h"
+#include "cli.h"
+#include "fileio.h"
+#include "log.h"
+#include "plugin.h"
+#include "scan.h"
+#include "thp.h"
+
+struct reclaim_args {
+	const char *cgroup;
+	const char *method;
+	bool dry_run;
+	bool json;
+	uint64_t max_bytes;
+	unsigned lowutil_bucket;
+	long set_mpn;        /* -1 = leave it */
+	bool restore_mpn;
+	unsigned recollapse_wait;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: thpshrink reclaim --cgroup PATH [OPTIONS]\n\n"
+		   "Scans the cgroup's THPs, gives the waste back once, rescans and shows the difference.\n\n"
+		   "  --cgroup PATH             the cgroup (relative to the cgroup v2 mount, or absolute)\n"
+		   "  --method reclaim|split    reclaim: write memory.reclaim (the kernel's THP shrinker\n"
+		   "                            splits); split: split exactly the low-utilization THPs\n"
+		   "                            through debugfs split_huge_pages (default: reclaim)\n"
+		   "  --dry-run                 show what would be done; change nothing\n"
+		   "  --max-bytes SIZE          ask for at most SIZE (K, M, G suffixes)\n"
+		   "  --lowutil-bucket B        THPs in buckets 0..B are low-utilization (default 0)\n"
+		   "  --recollapse-wait SECS    rescan again after SECS to see if khugepaged re-collapsed\n"
+		   "  --set-max-ptes-none N     set khugepaged/max_ptes_none to N first (GLOBAL: all\n"
+		   "                            processes; the old value is saved for the restore)\n"
+		   "  --restore-max-ptes-none   put the saved max_ptes_none back and exit\n"
+		   "  --json                    JSON output\n");
+}
+
+static int parse_size(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	switch (*end) {
+	case 'k': case 'K': mul = 1ULL << 10; end++; break;
+	case 'm': case 'M': mul = 1ULL << 20; end++; break;
+	case 'g': case 'G': mul = 1ULL << 30; end++; break;
+	case 0: break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'B')
+		end += *end == 'i' ? (end[1] == 'B' ? 2 : 1) : 1;
+	if (*end)
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*ret = v * mul;
+	return 0;
+}
+
+static const char *state_dir(void)
+{
+	const char *e = getenv("THPSHRINK_STATE_DIR");
+
+	return e && *e ? e : RUNSTATEDIR "/thpshrink";
+}
+
+/* "/sys/fs/cgroup/a/b", "a/b", "/a/b/" -> "/a/b" (relative to the mount). */
+static int normalize_cgroup(const struct thps_ctx *ctx, const char *in, char *buf, size_t size)
+{
+	size_t n = strlen(ctx->cgroup_root);
+	const char *p = in;
+	int k;
+
+	if (n && strncmp(in, ctx->cgroup_root, n) == 0 && (in[n] == '/' || in[n] == 0))
+		p = in + n;
+	while (*p == '/')
+		p++;
+	if (strstr(p, ".."))
+		return -EINVAL;
+	k = snprintf(buf, size, "/%s", p);
+	if (k < 0 || (size_t)k >= size)
+		return -ENAMETOOLONG;
+	while (k > 1 && buf[k - 1] == '/')
+		buf[--k] = 0;
+	return 0;
+}
+
+static int scan_cgroup(const struct thps_ctx *ctx, const struct thps_geometry *g, const char *cg,
+		       const struct reclaim_args *a, bool ranges, struct thps_scan *scan)
+{
+	const struct thps_source_ops *src = thps_source_find("scanner");
+	struct thps_scan_opts opts = {
+		.cgroup = cg,
+		.lowutil_max_bucket = a->lowutil_bucket,
+		.record_ranges = ranges,
+	};
+	int r;
+
+	if (!src)
+		return -EOPNOTSUPP;
+	thps_scan_init(scan, g);
+	r = src->collect(ctx, &opts, scan);
+	if (r < 0)
+		return r;
+	thps_scan_finish(scan, a->lowutil_bucket);
+	return 0;
+}
+
+/* The scan's figures for the cgroup and everything below it, summed. */
+static void cgroup_sum(const struct thps_scan *scan, struct thps_cgroup_stats *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	for (size_t i = 0; i < scan->n_cgroups; i++) {
+		const struct thps_cgroup_stats *c = &scan->cgroups[i];
+
+		thps_hist_merge(&ret->hist, &c->hist);
+		ret->lowutil_thps += c->lowutil_thps;
+		ret->waste_bytes += c->waste_bytes;
+		ret->partial_thps += c->partial_thps;
+		ret->partial_unmapped_bytes += c->partial_unmapped_bytes;
+	}
+}
+
+static int64_t delta(uint64_t before, uint64_t after)
+{
+	if (before == UINT64_MAX || after == UINT64_MAX)
+		return 0;
+	return (int64_t)(after - before);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_text(const struct thps_geometry *g, const char *cg, const struct reclaim_args *a,
+		       const char *why, const struct thps_cgroup_stats *b, const struct thps_cgroup_stats *af,
+		       const struct thps_act_result *res, const struct thps_cgroup_stats *late)
+{
+	int64_t given = -delta(res->before.memory_current, res->after.memory_current);
+	const struct thps_vmstat *vb = &res->before.vmstat, *va = &res->after.vmstat;
+
+	printf("cgroup %s: method %s%s\n", cg, a->method, a->dry_run ? " (dry run: nothing changes)" : "");
+	printf("kernel: %s\n", why);
+	printf("%-6s %-10s %12s %12s\n", "bucket", "utilized", "THPs before", "THPs after");
+	for (unsigned i = 0; i < THPS_BUCKETS; i++) {
+		unsigned lo, hi;
+		char range[32];
+
+		thps_bucket_range(g, i, &lo, &hi);
+		snprintf(range, sizeof(range), "%u-%u", lo, hi);
+		printf("%-6u %-10s %12" PRIu64 " %12" PRIu64 "\n", i, range, b->hist.thps[i], af->hist.thps[i]);
+	}
+	printf("low-utilization THPs: %" PRIu64 " -> %" PRIu64 ", waste %" PRIu64 " -> %" PRIu64 " bytes\n",
+	       b->lowutil_thps, af->lowutil_thps, b->waste_bytes, af->waste_bytes);
+	printf("partially mapped THPs: %" PRIu64 " -> %" PRIu64 ", unmapped %" PRIu64 " -> %" PRIu64 " bytes\n",
+	       b->partial_thps, af->partial_thps, b->partial_unmapped_bytes, af->partial_unmapped_bytes);
+	if (res->actuator && !strcmp(res->actuator, "split"))
+		printf("split: %" PRIu64 " THPs split, %" PRIu64 " skipped (changed since the scan), %" PRIu64
+		       " refused by the kernel\n", res->ranges_split, res->ranges_skipped, res->ranges_failed);
+	printf("asked: %" PRIu64 " bytes%s\n", res->asked_bytes,
+	       res->write_status == -EAGAIN ? " (memory.reclaim: EAGAIN)" : "");
+	printf("memory.current: %" PRIu64 " -> %" PRIu64 " bytes; given back: %" PRId64 " bytes\n",
+	       res->before.memory_current, res->after.memory_current, given);
+	if (res->before.anon_thp != UINT64_MAX)
+		printf("memory.stat anon_thp: %" PRIu64 " -> %" PRIu64 " bytes\n", res->before.anon_thp,
+		       res->after.anon_thp);
+	printf("vmstat: thp_split_page %+" PRId64 ", thp_underused_split_page %+" PRId64
+	       ", thp_deferred_split_page %+" PRId64, delta(vb->thp_split_page, va->thp_split_page),
+	       delta(vb->thp_underused_split_page, va->thp_underused_split_page),
+	       delta(vb->thp_deferred_split_page, va->thp_deferred_split_page));
+	if (va->thp_split_free != UINT64_MAX)
+		printf(", thp_split_free %+" PRId64 ", thp_split_unmap %+" PRId64,
+		       delta(vb->thp_split_free, va->thp_split_free), delta(vb->thp_split_unmap, va->thp_split_unmap));
+	printf("\n");
+	if (res->note[0])
+		printf("note: %s\n", res->note);
+	if (late) {
+		printf("after %us: low-utilization THPs %" PRIu64 ", waste %" PRIu64 " bytes\n", a->recollapse_wait,
+		       late->lowutil_thps, late->waste_bytes);
+		if (late->lowutil_thps > af->lowutil_thps)
+			printf("re-collapse: khugepaged rebuilt %" PRIu64 " low-utilization THPs; lower "
+			       "khugepaged/max_ptes_none (--set-max-ptes-none) to keep them split\n",
+			       late->lowutil_thps - af->lowutil_thps);
+	}
+	printf("summary: waste_before=%" PRIu64 " waste_after=%" PRIu64 " memory_current_before=%" PRIu64
+	       " memory_current_after=%" PRIu64 " given_back=%" PRId64 " acted=%d\n", b->waste_bytes + b->partial_unmapped_bytes,
+	       af->waste_bytes + af->partial_unmapped_bytes, res->before.memory_current, res->after.memory_current,
+	       given, res->acted);
+}
+
+static void print_json(const char *cg, const struct reclaim_args *a, const char *why,
+		       const struct thps_cgroup_stats *b, const struct thps_cgroup_stats *af,
+		       const struct thps_act_result *res, const struct thps_cgroup_stats *late)
+{
+	const struct thps_cgroup_stats *s[2] = { b, af };
+
+	printf("{\"cgroup\":");
+	json_string(cg);
+	printf(",\"method\":");
+	json_string(a->method);
+	printf(",\"dry_run\":%s,\"kernel\":", a->dry_run ? "true" : "false");
+	json_string(why);
+	for (int k = 0; k < 2; k++) {
+		printf(",\"%s\":{\"thps\":[", k ? "after" : "before");
+		for (unsigned i = 0; i < THPS_BUCKETS; i++)
+			printf("%s%" PRIu64, i ? "," : "", s[k]->hist.thps[i]);
+		printf("],\"lowutil_thps\":%" PRIu64 ",\"waste_bytes\":%" PRIu64 ",\"partial_thps\":%" PRIu64
+		       ",\"partial_unmapped_bytes\":%" PRIu64 ",\"memory_current\":%" PRIu64 "}",
+		       s[k]->lowutil_thps, s[k]->waste_bytes, s[k]->partial_thps, s[k]->partial_unmapped_bytes,
+		       k ? res->after.memory_current : res->before.memory_current);
+	}
+	printf(",\"acted\":%s,\"asked_bytes\":%" PRIu64 ",\"given_back_bytes\":%" PRId64
+	       ",\"ranges_split\":%" PRIu64 ",\"ranges_skipped\":%" PRIu64 ",\"note\":",
+	       res->acted ? "true" : "false", res->asked_bytes,
+	       -delta(res->before.memory_current, res->after.memory_current), res->ranges_split,
+	       res->ranges_skipped);
+	json_string(res->note);
+	if (late)
+		printf(",\"after_wait\":{\"seconds\":%u,\"lowutil_thps\":%" PRIu64 ",\"waste_bytes\":%" PRIu64
+		       ",\"recollapsed\":%s}", a->recollapse_wait, late->lowutil_thps, late->waste_bytes,
+		       late->lowutil_thps > af->lowutil_thps ? "true" : "false");
+	printf("}\n");
+}
+
+static int parse_args(int argc, char **argv, struct reclaim_args *a)
+{
+	enum { O_METHOD = 256, O_DRY, O_MAX, O_BUCKET, O_JSON, O_SET, O_RESTORE, O_WAIT };
+	static const struct option opts[] = {
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "method", required_argument, NULL, O_METHOD },
+		{ "dry-run", no_argument, NULL, O_DRY },
+		{ "max-bytes", required_argument, NULL, O_MAX },
+		{ "lowutil-bucket", required_argument, NULL, O_BUCKET },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "set-max-ptes-none", required_argument, NULL, O_SET },
+		{ "restore-max-ptes-none", no_argument, NULL, O_RESTORE },
+		{ "recollapse-wait", required_argument, NULL, O_WAIT },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	uint64_t v;
+	int c;
+
+	*a = (struct reclaim_args){ .method = "reclaim", .set_mpn = -1 };
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			a->cgroup = optarg;
+			break;
+		case O_METHOD:
+			if (strcmp(optarg, "reclaim") && strcmp(optarg, "split")) {
+				log_error("--method: expected reclaim or split, got '%s'", optarg);
+				return 2;
+			}
+			a->method = optarg;
+			break;
+		case O_DRY:
+			a->dry_run = true;
+			break;
+		case O_MAX:
+			if (parse_size(optarg, &a->max_bytes) < 0) {
+				log_error("--max-bytes: expected a size like 64M, got '%s'", optarg);
+				return 2;
+			}
+			break;
+		case O_BUCKET:
+			if (parse_u64(optarg, &v) < 0 || v >= THPS_BUCKETS) {
+				log_error("--lowutil-bucket: expected 0..%d, got '%s'", THPS_BUCKETS - 1, optarg);
+				return 2;
+			}
+			a->lowutil_bucket = (unsigned)v;
+			break;
+		case O_JSON:
+			a->json = true;
+			break;
+		case O_SET:
+			if (parse_u64(optarg, &v) < 0 || v > 4096) {
+				log_error("--set-max-ptes-none: expected a number of subpages, got '%s'", optarg);
+				return 2;
+			}
+			a->set_mpn = (long)v;
+			break;
+		case O_RESTORE:
+			a->restore_mpn = true;
+			break;
+		case O_WAIT:
+			if (parse_u64(optarg, &v) < 0 || v > 3600) {
+				log_error("--recollapse-wait: expected seconds (0..3600), got '%s'", optarg);
+				return 2;
+			}
+			a->recollapse_wait = (unsigned)v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		log_error("unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (!a->cgroup && !a->restore_mpn && a->set_mpn < 0) {
+		log_error("--cgroup PATH is required");
+		usage(stderr);
+		return 2;
+	}
+	return -1;
+}
+
+int thps_cli_reclaim(int argc, char **argv)
+{
+	struct reclaim_args a;
+	struct thps_ctx ctx;
+	struct thps_geometry g;
+	struct thps_scan before = {}, after = {}, late = {};
+	struct thps_cgroup_stats sb, sa, sl;
+	struct thps_act_request req = {};
+	struct thps_act_result res = {};
+	const struct thps_actuator_ops *act;
+	char cg[PATH_MAX], dir[PATH_MAX], why[512] = "";
+	struct stat st;
+	int r, ret = 1;
+
+	r = parse_args(argc, argv, &a);
+	if (r >= 0)
+		return r;
+	thps_ctx_init(&ctx);
+
+	if (a.restore_mpn) {
+		unsigned v;
+
+		if (a.set_mpn >= 0 || a.cgroup) {
+			log_error("--restore-max-ptes-none is an action of its own: give it alone");
+			return 2;
+		}
+		r = thps_max_ptes_none_restore(&ctx, state_dir(), &v);
+		if (r == -ENOENT) {
+			log_error("nothing to restore: no saved max_ptes_none in '%s'", state_dir());
+			return 1;
+		}
+		if (r < 0)
+			return log_error_errno(r, "Failed to restore khugepaged/max_ptes_none: %m"), 1;
+		log_notice("khugepaged/max_ptes_none restored to %u (global)", v);
+		return 0;
+	}
+	if (a.set_mpn >= 0) {
+		unsigned old;
+
+		if (a.dry_run) {
+			log_error("--set-max-ptes-none changes a global knob: not with --dry-run");
+			return 2;
+		}
+		r = thps_max_ptes_none_set(&ctx, state_dir(), (unsigned)a.set_mpn, &old);
+		if (r < 0)
+			return log_error_errno(r, "Failed to set khugepaged/max_ptes_none: %m"), 1;
+		log_notice("khugepaged/max_ptes_none: %u -> %ld (global, for every process; the original "
+			   "is saved in '%s/max_ptes_none.saved'; undo with --restore-max-ptes-none)",
+			   old, a.set_mpn, state_dir());
+		if (!a.cgroup)
+			return 0;
+	}
+
+	r = thps_cgroups_find_mount(&ctx);
+	if (r < 0)
+		return log_error_errno(r, "Failed to find the memory cgroup hierarchy: %m"), 1;
+	r = thps_geometry_load(&ctx, &g);
+	if (r < 0)
+		return log_error_errno(r, "Failed to read the THP size: %m"), 1;
+	r = normalize_cgroup(&ctx, a.cgroup, cg, sizeof(cg));
+	if (r < 0)
+		return log_error("--cgroup: '%s' is not a cgroup path below '%s'", a.cgroup, ctx.cgroup_root), 2;
+	if (thps_path(dir, sizeof(dir), ctx.cgroup_root, "%s", cg + 1) < 0 || stat(dir, &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return log_error("--cgroup: '%s' is no cgroup: '%s' is not a directory", a.cgroup, dir), 2;
+
+	act = thps_actuator_find(a.dry_run ? "observe" : a.method);
+	r = thps_actuator_find(a.method)->probe(&ctx, why, sizeof(why));
+	if (r < 0) {
+		log_error_errno(r, "Failed to probe the %s actuator: %m", a.method);
+		goto out;
+	}
+	if (!strcmp(a.method, "reclaim") && r > 0)
+		(void)thps_reclaim_frees_zero_subpages(&ctx, &g, why, sizeof(why));
+
+	r = scan_cgroup(&ctx, &g, cg, &a, !strcmp(a.method, "split"), &before);
+	if (r < 0) {
+		log_error_errno(r, "Failed to scan cgroup '%s': %m", cg);
+		goto out;
+	}
+	cgroup_sum(&before, &sb);
+
+	req.cgroup = cg + 1;
+	req.geom = &g;
+	req.lowutil_max_bucket = a.lowutil_bucket;
+	req.max_bytes = a.max_bytes;
+	if (!strcmp(a.method, "reclaim"))
+		req.amount_bytes = thps_reclaim_amount(&sb, a.max_bytes, g.page_size);
+	else {
+		req.ranges = before.ranges;
+		req.n_ranges = before.n_ranges;
+	}
+	r = act->act(&ctx, &req, &res);
+	if (r < 0) {
+		log_error_errno(r, "Failed to act (%s) on cgroup '%s': %m", act->name, cg);
+		goto out;
+	}
+	if (!res.acted && !a.dry_run)
+		log_warning("%s on '%s' did nothing: %s", a.method, cg, res.note);
+
+	r = scan_cgroup(&ctx, &g, cg, &a, false, &after);
+	if (r < 0) {
+		log_error_errno(r, "Failed to rescan cgroup '%s': %m", cg);
+		goto out;
+	}
+	cgroup_sum(&after, &sa);
+	if (a.recollapse_wait && res.acted) {
+		sleep(a.recollapse_wait);
+		r = scan_cgroup(&ctx, &g, cg, &a, false, &late);
+		if (r < 0) {
+			log_error_errno(r, "Failed to rescan cgroup '%s': %m", cg);
+			goto out;
+		}
+		cgroup_sum(&late, &sl);
+	}
+	if (a.json)
+		print_json(cg, &a, why, &sb, &sa, &res, a.recollapse_wait && res.acted ? &sl : NULL);
+	else
+		print_text(&g, cg, &a, why, &sb, &sa, &res, a.recollapse_wait && res.acted ? &sl : NULL);
+	/* A refusal is a failure the operator must see; "nothing to do" is not. */
+	ret = res.acted || a.dry_run || sb.waste_bytes + sb.partial_unmapped_bytes == 0 ? 0 : 1;
+out:
+	thps_scan_free(&before);
+	thps_scan_free(&after);
+	thps_scan_free(&late);
+	return ret;
+}

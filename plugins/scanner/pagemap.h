@@ -1,0 +1,66 @@
+/* /proc/PID/pagemap entries, the PAGEMAP_SCAN ioctl (Linux 6.7), and the walk that finds a
+ * process's THPs. Only ranges that pagemap says are present are ever handed on: reading
+ * an unpopulated range of the target would map zero pages and page tables in it. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "context.h"
+#include "thp.h"
+
+#define THPS_PM_PRESENT (UINT64_C(1) << 63)
+#define THPS_PM_SWAPPED (UINT64_C(1) << 62)
+#define THPS_PM_FILE (UINT64_C(1) << 61) /* file page or shared anonymous */
+#define THPS_PM_UFFD_WP (UINT64_C(1) << 57)
+#define THPS_PM_EXCLUSIVE (UINT64_C(1) << 56)
+#define THPS_PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
+
+static inline bool thps_pm_present(uint64_t e)
+{
+	return (e & THPS_PM_PRESENT) != 0;
+}
+/* An anonymous private page in RAM (what we may read). */
+static inline bool thps_pm_anon_present(uint64_t e)
+{
+	return (e & (THPS_PM_PRESENT | THPS_PM_SWAPPED | THPS_PM_FILE)) == THPS_PM_PRESENT;
+}
+/* 0 without CAP_SYS_ADMIN: the kernel hides PFNs. */
+static inline uint64_t thps_pm_pfn(uint64_t e)
+{
+	return e & THPS_PM_PFN_MASK;
+}
+
+/* What the walk found. Callbacks return 0 to go on or -errno to stop the walk. */
+struct thps_pm_visitor {
+	/* A THP-aligned range mapped whole by one huge page (PMD): head PFN head_pfn. */
+	int (*thp)(void *userdata, uint64_t addr, uint64_t head_pfn);
+	/* A present anonymous page outside such ranges (PTE-mapped), for partly mapped THPs.
+	 * NULL: skip them (saves pagemap reads). */
+	int (*page)(void *userdata, uint64_t addr, uint64_t pfn);
+};
+
+struct thps_pm_walker {
+	struct thps_geometry geom;
+	int scan_state;     /* 1 try PAGEMAP_SCAN, 0 pagemap only */
+	uint64_t *entries;  /* geom.subpages entries */
+	void *regions;      /* PAGEMAP_SCAN output vector */
+	size_t n_regions;
+	uint64_t max_vma_fallback; /* pagemap fallback skips larger VMAs (sparse reservations) */
+};
+
+/* use_scan: try PAGEMAP_SCAN first. Returns 0 or -ENOMEM. */
+int thps_pm_walker_init(struct thps_pm_walker *w, const struct thps_geometry *g, bool use_scan);
+void thps_pm_walker_done(struct thps_pm_walker *w);
+/* "PAGEMAP_SCAN" or "pagemap": what the walker used (falls back for good on ENOTTY/EINVAL). */
+const char *thps_pm_walker_method(const struct thps_pm_walker *w);
+
+/* Walks the private anonymous VMAs of pid under ctx->proc_root.
+ * Returns 0, -ESRCH if the process is gone, -EACCES/-EPERM, or a callback's error. */
+int thps_pm_walk(struct thps_pm_walker *w, const struct thps_ctx *ctx, pid_t pid,
+		 const struct thps_pm_visitor *v, void *userdata);
+
+/* True if n entries starting at a THP-aligned address map one whole THP: all present
+ * anonymous, PFNs contiguous from a THP-aligned head. */
+bool thps_pm_entries_whole_thp(const uint64_t *e, size_t n);

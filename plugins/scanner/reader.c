@@ -1,0 +1,87 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "macro.h"
+#include "reader.h"
+#include "zero.h"
+
+int thps_reader_init(struct thps_reader *r, size_t chunk, size_t page_size)
+{
+	void *p = NULL;
+
+	if (page_size == 0 || chunk < page_size || chunk % page_size || chunk > (64u << 20))
+		return -EINVAL;
+	if (posix_memalign(&p, 64, chunk) != 0)
+		return -ENOMEM;
+	r->buf = p;
+	r->chunk = chunk;
+	r->page_size = page_size;
+	return 0;
+}
+
+void thps_reader_done(struct thps_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+static int read_chunk(struct thps_reader *r, pid_t pid, uint64_t addr, size_t n)
+{
+	struct iovec local = { .iov_base = r->buf, .iov_len = n };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = n };
+	ssize_t got;
+
+	do
+		got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return errno == ENOMEM ? -EFAULT : negative_errno();
+	if ((size_t)got != n)
+		return -EFAULT; /* part of the range went away */
+	return 0;
+}
+
+int thps_reader_count(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
+		      unsigned *ret_utilized, uint64_t *ret_bytes)
+{
+	size_t utilized = 0;
+	uint64_t done = 0;
+	int rc = 0;
+
+	if (len % r->page_size)
+		return -EINVAL;
+	while (done < len) {
+		size_t n = MIN((uint64_t)r->chunk, len - done);
+
+		rc = read_chunk(r, pid, addr + done, n);
+		if (rc < 0)
+			break;
+		utilized += thps_count_utilized(r->buf, n, r->page_size);
+		done += n;
+	}
+	*ret_bytes = done;
+	if (rc < 0)
+		return rc;
+	*ret_utilized = (unsigned)utilized;
+	return 0;
+}
+
+int thps_reader_copy_only(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
+			  uint64_t *ret_bytes)
+{
+	uint64_t done = 0;
+	int rc = 0;
+
+	while (done < len) {
+		size_t n = MIN((uint64_t)r->chunk, len - done);
+
+		rc = read_chunk(r, pid, addr + done, n);
+		if (rc < 0)
+			break;
+		done += n;
+	}
+	*ret_bytes = done;
+	return rc;
+}

@@ -1,0 +1,30 @@
+/* Reads another process's THP with process_vm_readv, chunk by chunk, into one reused
+ * buffer, and counts its utilized subpages. Contents never leave this buffer. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define THPS_READER_CHUNK_DEFAULT (128u * 1024)
+
+struct thps_reader {
+	unsigned char *buf;
+	size_t chunk;
+	size_t page_size;
+};
+
+/* chunk: bytes per process_vm_readv, a multiple of page_size (64-256 KiB is the sweet
+ * spot: fits in L2, few syscalls). Returns 0, -EINVAL or -ENOMEM. */
+int thps_reader_init(struct thps_reader *r, size_t chunk, size_t page_size);
+void thps_reader_done(struct thps_reader *r);
+
+/* Counts the subpages of [addr, addr+len) in pid that hold a non-zero byte; len a multiple
+ * of page_size. *ret_bytes gets what was read even on failure. Returns 0, -ESRCH if the
+ * process is gone, -EFAULT if the range changed (short read, unmapped), -EPERM, or -errno.
+ * None of those is fatal to a scan: the caller skips. */
+int thps_reader_count(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
+		      unsigned *ret_utilized, uint64_t *ret_bytes);
+
+/* The same copy without looking at the data: the benchmark's baseline. */
+int thps_reader_copy_only(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
+			  uint64_t *ret_bytes);

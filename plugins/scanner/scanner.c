@@ -1,0 +1,456 @@
+/* The scan loop: /proc → each process's THPs (pagemap.c) → kpageflags checks and cgroup
+ * (kpageflags.c, cgroups.c) → contents (reader.c) → histogram. A process that exits or
+ * changes mid-scan is skipped and counted; nothing a scanned process does is fatal. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroups.h"
+#include "fileio.h"
+#include "kpageflags.h"
+#include "macro.h"
+#include "pagemap.h"
+#include "pfnset.h"
+#include "reader.h"
+#include "scanner.h"
+
+/* Bounds on the per-scan tables (distinct THPs, partly mapped folios). */
+#define MAX_SEEN_THPS (UINT32_C(1) << 24)
+#define MAX_PARTIAL_FOLIOS (UINT32_C(1) << 20)
+
+struct partial_folio {
+	uint64_t head;
+	uint32_t pages;
+};
+
+struct scanner {
+	struct thps_ctx ctx;
+	const struct thps_scan_opts *opts;
+	const struct thps_scanner_hooks *hooks;
+	struct thps_scan *scan;
+	struct thps_cgroup_map *cgmap;
+	struct thps_kpage kpage;
+	struct thps_pm_walker walker;
+	struct thps_pfnset seen;
+	struct thps_pfnset partial_idx;
+	struct partial_folio *folios;
+	uint64_t *bits; /* words per folio × folios */
+	size_t n_folios, cap_folios;
+	unsigned words;
+
+	/* the process being walked */
+	pid_t pid;
+	uint64_t starttime;
+
+	/* cgroup filter cache */
+	uint64_t last_ino;
+	int last_keep;
+	const char *last_path;
+
+	struct timespec t0;
+	uint64_t thps_read;
+};
+
+static uint64_t ts_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+}
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	return ts_ns(&t);
+}
+
+int thps_proc_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
+{
+	char path[PATH_MAX];
+	_cleanup_free_ char *text = NULL;
+	const char *p;
+	unsigned field;
+	int r;
+
+	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid);
+	if (r < 0)
+		return r;
+	r = read_file_bounded(path, 4096, &text, NULL);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	/* comm may hold spaces and parentheses: fields start after the last ')' */
+	p = strrchr(text, ')');
+	if (!p)
+		return -EINVAL;
+	p++;
+	for (field = 2; field < 21; field++) {
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
+		if (!*p)
+			return -EINVAL;
+	}
+	while (*p == ' ')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	*ret = strtoull(p, NULL, 10);
+	return 0;
+}
+
+/* The cgroup a THP is charged to, and whether the filter keeps it. Returns 1 keep, 0 drop. */
+static int cgroup_of(struct scanner *s, uint64_t head, uint64_t *ret_ino, const char **ret_path)
+{
+	uint64_t ino = 0;
+
+	if (thps_kpage_cgroup(&s->kpage, head, &ino) < 0)
+		ino = 0;
+	if (ino != s->last_ino || !s->last_path) {
+		s->last_ino = ino;
+		s->last_path = thps_cgroup_map_path(s->cgmap, ino);
+		s->last_keep = !s->opts->cgroup ||
+			       (s->last_path && thps_cgroup_path_within(s->last_path, s->opts->cgroup));
+	}
+	*ret_ino = ino;
+	*ret_path = s->last_path;
+	return s->last_keep;
+}
+
+static struct thps_cgroup_stats *entry_for(struct scanner *s, uint64_t ino, const char *path)
+{
+	char name[64];
+
+	if (!path) {
+		snprintf(name, sizeof(name), "(memcg ino %" PRIu64 ")", ino);
+		path = name;
+	}
+	return thps_scan_cgroup(s->scan, ino, path);
+}
+
+static void throttle(struct scanner *s)
+{
+	uint64_t rate = s->opts->max_thps_per_sec, due, elapsed;
+	struct timespec t;
+
+	if (!rate)
+		return;
+	due = s->thps_read * UINT64_C(1000000000) / rate;
+	elapsed = now_ns(CLOCK_MONOTONIC) - ts_ns(&s->t0);
+	if (due <= elapsed + 1000000)
+		return; /* less than 1 ms ahead: not worth a sleep */
+	t.tv_sec = (due - elapsed) / 1000000000u;
+	t.tv_nsec = (due - elapsed) % 1000000000u;
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+	s->scan->summary.throttled_ns += due - elapsed;
+}
+
+static int on_thp(void *ud, uint64_t addr, uint64_t head)
+{
+	struct scanner *s = ud;
+	const struct thps_geometry *g = &s->scan->geom;
+	struct thps_cgroup_stats *c;
+	const char *path;
+	uint64_t flags, ino, bytes = 0;
+	unsigned utilized = 0;
+	int r;
+
+	if (thps_kpage_flags(&s->kpage, head, &flags) < 0 || !thps_kpf_is_anon_thp_head(flags))
+		return 0; /* the huge zero page, a file THP, or gone meanwhile */
+	if (thps_pfnset_get(&s->seen, head, NULL)) {
+		s->scan->summary.thps_shared++;
+		return 0;
+	}
+	if (!cgroup_of(s, head, &ino, &path))
+		return 0;
+	throttle(s);
+	r = s->hooks->count(s->hooks->userdata, s->pid, addr, g->thp_size, &utilized, &bytes);
+	s->scan->summary.bytes_read += bytes;
+	s->thps_read++;
+	if (r < 0)
+		return r; /* the process changed: the caller skips it */
+	/* when the set is full, THPs shared by processes may be counted twice: bounded memory
+	 * wins over exactness on machines with > 16M THPs */
+	r = thps_pfnset_add(&s->seen, head, 0);
+	if (r < 0 && r != -E2BIG)
+		return r;
+	c = entry_for(s, ino, path);
+	if (!c)
+		return -ENOMEM;
+	thps_hist_add(&c->hist, g, utilized);
+	s->scan->summary.thps_scanned++;
+	if (s->opts->record_ranges && thps_bucket(g, utilized) <= s->opts->lowutil_max_bucket) {
+		struct thps_thp_range range = {
+			.pid = s->pid,
+			.pid_starttime = s->starttime,
+			.start = addr,
+			.pfn = head,
+			.ino = ino,
+			.utilized = utilized,
+		};
+		r = thps_scan_add_range(s->scan, &range);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int on_page(void *ud, uint64_t addr _unused_, uint64_t pfn)
+{
+	struct scanner *s = ud;
+	uint64_t head;
+	uint32_t pages, idx;
+	int r;
+
+	r = thps_kpage_folio(&s->kpage, pfn, &head, &pages);
+	if (r <= 0 || pages < 2)
+		return 0; /* a small page, or unreadable: not a THP folio we can judge */
+	if (!thps_pfnset_get(&s->partial_idx, head, &idx)) {
+		if (s->n_folios == s->cap_folios) {
+			size_t cap = s->cap_folios ? s->cap_folios * 2 : 64;
+			struct partial_folio *f;
+			uint64_t *b;
+
+			if (cap > MAX_PARTIAL_FOLIOS)
+				return 0; /* bounded: further folios go uncounted */
+			f = reallocarray(s->folios, cap, sizeof(*f));
+			if (!f)
+				return -ENOMEM;
+			s->folios = f;
+			b = reallocarray(s->bits, cap * s->words, sizeof(*b));
+			if (!b)
+				return -ENOMEM;
+			s->bits = b;
+			s->cap_folios = cap;
+		}
+		idx = s->n_folios;
+		r = thps_pfnset_add(&s->partial_idx, head, idx);
+		if (r == -E2BIG)
+			return 0;
+		if (r < 0)
+			return r;
+		s->folios[idx] = (struct partial_folio){ .head = head, .pages = pages };
+		memset(&s->bits[(size_t)idx * s->words], 0, s->words * sizeof(uint64_t));
+		s->n_folios++;
+	}
+	s->bits[(size_t)idx * s->words + (pfn - head) / 64] |= UINT64_C(1) << ((pfn - head) % 64);
+	return 0;
+}
+
+static int finish_partials(struct scanner *s)
+{
+	for (size_t i = 0; i < s->n_folios; i++) {
+		const struct partial_folio *f = &s->folios[i];
+		struct thps_cgroup_stats *c;
+		const char *path;
+		uint64_t ino, flags;
+		unsigned mapped = 0;
+
+		if (thps_pfnset_get(&s->seen, f->head, NULL))
+			continue; /* PMD-mapped somewhere: a whole THP, not partial */
+		for (unsigned w = 0; w < s->words; w++)
+			mapped += __builtin_popcountll(s->bits[i * s->words + w]);
+		if (mapped >= f->pages)
+			continue;
+		/* re-check: freed and reused between the walk and now is not a partial THP */
+		if (thps_kpage_flags(&s->kpage, f->head, &flags) < 0 || !thps_kpf_is_anon_thp_head(flags))
+			continue;
+		if (!cgroup_of(s, f->head, &ino, &path))
+			continue;
+		c = entry_for(s, ino, path);
+		if (!c)
+			return -ENOMEM;
+		c->partial_thps++;
+		c->partial_unmapped_bytes += (uint64_t)(f->pages - mapped) * s->scan->geom.page_size;
+	}
+	return 0;
+}
+
+static int scan_pid(struct scanner *s, pid_t pid)
+{
+	static const struct thps_pm_visitor visitor = { .thp = on_thp, .page = on_page };
+	int r;
+
+	s->pid = pid;
+	s->starttime = 0;
+	if (s->opts->record_ranges) {
+		r = thps_proc_starttime(&s->ctx, pid, &s->starttime);
+		if (r < 0) {
+			s->scan->summary.procs_skipped++;
+			return 0;
+		}
+	}
+	r = thps_pm_walk(&s->walker, &s->ctx, pid, &visitor, s);
+	switch (r) {
+	case 0:
+		s->scan->summary.procs_scanned++;
+		return 0;
+	case -ESRCH: /* exited */
+	case -EFAULT: /* changed under us */
+	case -EPERM:
+	case -EACCES:
+	case -EINVAL: /* a maps line we cannot parse: skip this process, not the scan */
+		s->scan->summary.procs_skipped++;
+		return 0;
+	default:
+		return r;
+	}
+}
+
+static int scan_all(struct scanner *s)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	pid_t self = getpid();
+
+	d = opendir(s->ctx.proc_root);
+	if (!d)
+		return negative_errno();
+	while ((de = readdir(d))) {
+		uint64_t pid;
+		int r;
+
+		if (parse_u64(de->d_name, &pid) < 0 || pid == 0 || pid > INT32_MAX)
+			continue;
+		if ((pid_t)pid == self)
+			continue; /* reading our own buffers would measure the scanner */
+		r = scan_pid(s, (pid_t)pid);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int default_count(void *ud, pid_t pid, uint64_t addr, uint64_t len, unsigned *ret_utilized,
+			 uint64_t *ret_bytes)
+{
+	return thps_reader_count(ud, pid, addr, len, ret_utilized, ret_bytes);
+}
+
+static void scanner_done(struct scanner *s)
+{
+	thps_cgroup_map_free(s->cgmap);
+	thps_kpage_close(&s->kpage);
+	thps_pm_walker_done(&s->walker);
+	thps_pfnset_free(&s->seen);
+	thps_pfnset_free(&s->partial_idx);
+	free(s->folios);
+	free(s->bits);
+}
+
+int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
+			 const struct thps_scanner_hooks *hooks, struct thps_scan *scan)
+{
+	struct scanner s = { .ctx = *ctx, .opts = opts, .scan = scan,
+			     .kpage = { .flags_fd = -1, .cgroup_fd = -1 } };
+	struct thps_scanner_hooks def = { .use_pagemap_scan = 1 };
+	struct thps_reader reader = { 0 };
+	uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	const struct thps_geometry *g = &scan->geom;
+	int r;
+
+	if (g->subpages == 0 || g->page_size == 0)
+		return -EINVAL;
+	if (hooks)
+		def = *hooks;
+	if (!def.count) {
+		r = thps_reader_init(&reader, THPS_READER_CHUNK_DEFAULT, g->page_size);
+		if (r < 0)
+			return r;
+		def.count = default_count;
+		def.userdata = &reader;
+	}
+	s.hooks = &def;
+	s.words = (g->subpages + 63) / 64;
+	clock_gettime(CLOCK_MONOTONIC, &s.t0);
+
+	/* without a memory hierarchy the figures stay useful, keyed by memcg inode */
+	r = thps_cgroups_discover(&s.ctx, &s.cgmap);
+	if (r < 0)
+		s.cgmap = NULL;
+	if (opts->cgroup && !(s.cgmap && thps_cgroup_map_ino(s.cgmap, opts->cgroup[0] ? opts->cgroup : "/"))) {
+		r = -ENOENT;
+		goto out;
+	}
+	r = thps_kpage_open(&s.ctx, g->subpages, &s.kpage);
+	if (r < 0)
+		goto out;
+	r = thps_pm_walker_init(&s.walker, g, def.use_pagemap_scan);
+	if (r < 0)
+		goto out;
+	r = thps_pfnset_init(&s.seen, MAX_SEEN_THPS);
+	if (r < 0)
+		goto out;
+	r = thps_pfnset_init(&s.partial_idx, MAX_PARTIAL_FOLIOS);
+	if (r < 0)
+		goto out;
+
+	r = opts->pid > 0 ? scan_pid(&s, opts->pid) : scan_all(&s);
+	if (r < 0)
+		goto out;
+	r = finish_partials(&s);
+	if (r < 0)
+		goto out;
+	scan->summary.method = thps_pm_walker_method(&s.walker);
+	scan->summary.wall_ns += now_ns(CLOCK_MONOTONIC) - ts_ns(&s.t0);
+	scan->summary.cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	thps_scan_finish(scan, opts->lowutil_max_bucket);
+out:
+	scanner_done(&s);
+	thps_reader_done(&reader);
+	return r;
+}
+
+static int scanner_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
+{
+	static const char *const files[] = { "kpageflags", "kpagecgroup", "self/pagemap" };
+	char path[PATH_MAX];
+	struct thps_geometry g;
+	int r;
+
+	r = thps_geometry_load(ctx, &g);
+	if (r < 0) {
+		snprintf(why, why_size, "no THP geometry under %s/kernel/mm/transparent_hugepage: %s",
+			 ctx->sys_root, strerror(-r));
+		return 0;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		_cleanup_close_ int fd = -1;
+		uint64_t v;
+
+		r = thps_path(path, sizeof(path), ctx->proc_root, "%s", files[i]);
+		if (r < 0)
+			return r;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || pread(fd, &v, sizeof(v), 0) < 0) {
+			r = errno;
+			snprintf(why, why_size, "'%s' is not readable (%s)%s", path, strerror(r),
+				 r == EACCES || r == EPERM ? ": needs root (CAP_SYS_ADMIN)" :
+				 r == ENOENT && i == 1 ? ": kernel without CONFIG_MEMCG" : "");
+			return 0;
+		}
+	}
+	snprintf(why, why_size, "pagemap, kpageflags and kpagecgroup are readable");
+	return 1;
+}
+
+static int scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
+			   struct thps_scan *scan)
+{
+	return thps_scanner_collect(ctx, opts, NULL, scan);
+}
+
+const struct thps_source_ops thps_source_scanner = {
+	.name = "scanner",
+	.description = "userspace scan of anonymous THPs: utilized subpages per memory cgroup",
+	.probe = scanner_probe,
+	.collect = scanner_collect,
+};

@@ -1,0 +1,35 @@
+/* The userspace THP scanner (fallback of the kernel RFC's thp_utilization), as a source
+ * plugin: thps_source_scanner in plugin.h's table.
+ *
+ * What it counts, per memory cgroup (attributed by /proc/kpagecgroup of the head page):
+ *  - every distinct PMD-mapped anonymous THP of the scanned processes (deduplicated by head
+ *    PFN), by utilized subpages (>= 1 non-zero byte) into the RFC's histogram;
+ *  - THP folios mapped only partly by PTEs: subpages no scanned process maps are never read
+ *    and count as unmapped (with opts->pid, "mapped" means mapped by that process).
+ * opts->cgroup selects that cgroup and its descendants (path relative to the mount). */
+#pragma once
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "plugin.h"
+
+extern const struct thps_source_ops thps_source_scanner;
+
+/* How THP contents are read (count NULL = process_vm_readv); tests replace it to run the
+ * scanner over a fake /proc tree.
+ * Same contract as thps_reader_count(). */
+struct thps_scanner_hooks {
+	int (*count)(void *userdata, pid_t pid, uint64_t addr, uint64_t len, unsigned *ret_utilized,
+		     uint64_t *ret_bytes);
+	void *userdata;
+	int use_pagemap_scan; /* 0: pagemap reads only (for tests and the benchmark) */
+};
+
+/* collect() with a chosen content reader (NULL = process_vm_readv). ctx->cgroup_root ""
+ * is discovered; without any memory hierarchy, cgroups are named "(memcg ino N)".
+ * Returns 0, -ENOENT if opts->cgroup is not in the tree, or -errno. */
+int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
+			 const struct thps_scanner_hooks *hooks, struct thps_scan *scan);
+
+/* /proc/PID/stat field 22 (start time in clock ticks). Returns 0, -ESRCH, or -EINVAL. */
+int thps_proc_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret);

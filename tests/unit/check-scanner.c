@@ -1,0 +1,590 @@
+/* Unit tests of the scanner: pagemap/kpageflags/maps decoding and the whole collect() over
+ * the committed fake /proc tree (tests/fixtures/scanner, see make-fixtures.py), cgroup
+ * discovery on a temp tree, the zero check against its scalar reference, the PFN set. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroups.h"
+#include "macro.h"
+#include "kpageflags.h"
+#include "maps.h"
+#include "pagemap.h"
+#include "pfnset.h"
+#include "scanner.h"
+#include "zero.h"
+
+#define FIX_PROC SCANNER_FIXTURES "/proc"
+
+static char tmpdir[64];
+
+static void mkdir_p(const char *rel)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+}
+
+static void setup_tmp(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check-scanner-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown_tmp(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void fixture_ctx(struct thps_ctx *ctx, const char *proc, const char *cg)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	snprintf(ctx->proc_root, sizeof(ctx->proc_root), "%s", proc);
+	snprintf(ctx->sys_root, sizeof(ctx->sys_root), "/nonexistent");
+	snprintf(ctx->cgroup_root, sizeof(ctx->cgroup_root), "%s", cg);
+}
+
+START_TEST(test_pagemap_bits)
+{
+	uint64_t e = THPS_PM_PRESENT | THPS_PM_EXCLUSIVE | 0x1234;
+
+	ck_assert(thps_pm_present(e));
+	ck_assert(thps_pm_anon_present(e));
+	ck_assert_uint_eq(thps_pm_pfn(e), 0x1234);
+	ck_assert(!thps_pm_anon_present(e | THPS_PM_FILE));
+	ck_assert(!thps_pm_anon_present(THPS_PM_SWAPPED | 5));
+	ck_assert(!thps_pm_present(0x1234));
+	ck_assert_uint_eq(thps_pm_pfn(UINT64_MAX), (UINT64_C(1) << 55) - 1);
+}
+END_TEST
+
+START_TEST(test_whole_thp)
+{
+	uint64_t e[512];
+
+	for (unsigned i = 0; i < 512; i++)
+		e[i] = THPS_PM_PRESENT | (1024 + i);
+	ck_assert(thps_pm_entries_whole_thp(e, 512));
+	e[300] = 0;
+	ck_assert(!thps_pm_entries_whole_thp(e, 512));
+	e[300] = THPS_PM_PRESENT | 7; /* not contiguous */
+	ck_assert(!thps_pm_entries_whole_thp(e, 512));
+	for (unsigned i = 0; i < 512; i++)
+		e[i] = THPS_PM_PRESENT | (1025 + i); /* unaligned head */
+	ck_assert(!thps_pm_entries_whole_thp(e, 512));
+}
+END_TEST
+
+START_TEST(test_kpageflags_bits)
+{
+	uint64_t head = THPS_KPF(THP) | THPS_KPF(COMPOUND_HEAD) | THPS_KPF(ANON);
+	uint64_t tail = THPS_KPF(THP) | THPS_KPF(COMPOUND_TAIL) | THPS_KPF(ANON);
+
+	ck_assert(thps_kpf_is_anon_thp_head(head));
+	ck_assert(!thps_kpf_is_anon_thp_head(tail));
+	ck_assert(thps_kpf_is_anon_thp_page(tail));
+	ck_assert(!thps_kpf_is_anon_thp_head(head | THPS_KPF(ZERO_PAGE)));
+	ck_assert(!thps_kpf_is_anon_thp_head(head | THPS_KPF(HUGE)));
+	ck_assert(!thps_kpf_is_anon_thp_head(head & ~THPS_KPF(ANON)));
+	ck_assert(!thps_kpf_is_anon_thp_page(THPS_KPF(ANON)));
+}
+END_TEST
+
+START_TEST(test_kpage_fixture)
+{
+	struct thps_ctx ctx;
+	struct thps_kpage k;
+	uint64_t f, ino, head;
+	uint32_t pages;
+
+	fixture_ctx(&ctx, FIX_PROC, "/nonexistent");
+	ck_assert_int_eq(thps_kpage_open(&ctx, 512, &k), 0);
+	ck_assert_int_eq(thps_kpage_flags(&k, 1024, &f), 0);
+	ck_assert(thps_kpf_is_anon_thp_head(f));
+	ck_assert_int_eq(thps_kpage_flags(&k, 2560, &f), 0);
+	ck_assert(!thps_kpf_is_anon_thp_head(f)); /* the huge zero page */
+	ck_assert_int_eq(thps_kpage_cgroup(&k, 1536, &ino), 0);
+	ck_assert_uint_eq(ino, 1002);
+	ck_assert_int_eq(thps_kpage_flags(&k, 1 << 20, &f), -ENXIO);
+
+	ck_assert_int_eq(thps_kpage_folio(&k, 1100, &head, &pages), 1);
+	ck_assert_uint_eq(head, 1024);
+	ck_assert_uint_eq(pages, 512);
+	ck_assert_int_eq(thps_kpage_folio(&k, 2048 + 511, &head, &pages), 1);
+	ck_assert_uint_eq(head, 2048);
+	ck_assert_int_eq(thps_kpage_folio(&k, 2600, &head, &pages), 0);
+	ck_assert_int_eq(thps_kpage_folio(&k, 3584, &head, &pages), 0);
+	ck_assert_int_eq(thps_kpage_folio(&k, 10, &head, &pages), 0);
+	thps_kpage_close(&k);
+}
+END_TEST
+
+START_TEST(test_maps_lines)
+{
+	struct thps_vma v;
+
+	ck_assert_int_eq(thps_maps_parse_line("00400000-00c00000 rw-p 00000000 00:00 0 \n", &v), 1);
+	ck_assert_uint_eq(v.start, 0x400000);
+	ck_assert_uint_eq(v.end, 0xc00000);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0     [heap]\n", &v), 1);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0  [anon:x y]\n", &v), 1);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-s 00000000 00:01 4  /dev/zero\n", &v), 0);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-p 00001000 08:01 77 /lib/x.so\n", &v), 0);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 r-xp 00000000 00:00 0  [vdso]\n", &v), 0);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 ---p 00000000 00:00 0\n", &v), 0);
+	ck_assert_int_eq(thps_maps_parse_line("garbage\n", &v), -EINVAL);
+	ck_assert_int_eq(thps_maps_parse_line("8f00-7f00 rw-p 00000000 00:00 0\n", &v), -EINVAL);
+}
+END_TEST
+
+struct walk_log {
+	uint64_t thp_addr[8], thp_pfn[8];
+	unsigned n_thp, n_page;
+	uint64_t first_page_pfn;
+};
+
+static int log_thp(void *ud, uint64_t addr, uint64_t pfn)
+{
+	struct walk_log *l = ud;
+
+	ck_assert_uint_lt(l->n_thp, 8);
+	l->thp_addr[l->n_thp] = addr;
+	l->thp_pfn[l->n_thp++] = pfn;
+	return 0;
+}
+
+static int log_page(void *ud, uint64_t addr _unused_, uint64_t pfn)
+{
+	struct walk_log *l = ud;
+
+	if (l->n_page++ == 0)
+		l->first_page_pfn = pfn;
+	return 0;
+}
+
+START_TEST(test_walk_fixture)
+{
+	static const struct thps_pm_visitor v = { .thp = log_thp, .page = log_page };
+	struct thps_pm_walker w;
+	struct thps_geometry g;
+	struct thps_ctx ctx;
+	struct walk_log l = { 0 };
+
+	thps_geometry_default(&g);
+	fixture_ctx(&ctx, FIX_PROC, "/nonexistent");
+	/* PAGEMAP_SCAN on a plain file fails with ENOTTY: the walker must fall back */
+	ck_assert_int_eq(thps_pm_walker_init(&w, &g, true), 0);
+	ck_assert_int_eq(thps_pm_walk(&w, &ctx, 100, &v, &l), 0);
+	ck_assert_str_eq(thps_pm_walker_method(&w), "pagemap");
+	ck_assert_uint_eq(l.n_thp, 2);
+	ck_assert_uint_eq(l.thp_addr[0], 0x400000);
+	ck_assert_uint_eq(l.thp_pfn[0], 1024);
+	ck_assert_uint_eq(l.thp_addr[1], 0x800000);
+	ck_assert_uint_eq(l.thp_pfn[1], 2560);
+	ck_assert_uint_eq(l.n_page, 16 + 10);
+	ck_assert_uint_eq(l.first_page_pfn, 2048);
+
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(thps_pm_walk(&w, &ctx, 101, &v, &l), 0);
+	ck_assert_uint_eq(l.n_thp, 2); /* the file mapping of B is not walked */
+	ck_assert_int_eq(thps_pm_walk(&w, &ctx, 4242, &v, &l), -ESRCH);
+	thps_pm_walker_done(&w);
+}
+END_TEST
+
+/* Fake contents: utilized subpages per (pid, addr); pid 77 acts as a process that exits. */
+static int fake_count(void *ud _unused_, pid_t pid, uint64_t addr, uint64_t len, unsigned *ret_utilized,
+		      uint64_t *ret_bytes)
+{
+	*ret_bytes = len;
+	if (pid == 101 && addr == 0x600000) {
+		*ret_utilized = 300;
+		return 0;
+	}
+	if (addr == 0x400000) {
+		*ret_utilized = 3;
+		return 0;
+	}
+	*ret_bytes = 0;
+	return -EFAULT;
+}
+
+static int exiting_count(void *ud, pid_t pid, uint64_t addr, uint64_t len, unsigned *ret_utilized,
+			 uint64_t *ret_bytes)
+{
+	if (pid == 100) {
+		*ret_bytes = 4096;
+		return -ESRCH;
+	}
+	return fake_count(ud, pid, addr, len, ret_utilized, ret_bytes);
+}
+
+static struct thps_cgroup_stats *by_path(struct thps_scan *s, const char *path)
+{
+	struct thps_cgroup_stats *c = thps_scan_find_path(s, path);
+
+	ck_assert_msg(c != NULL, "no cgroup entry '%s'", path);
+	return c;
+}
+
+START_TEST(test_collect_fixture)
+{
+	struct thps_scanner_hooks hooks = { .count = fake_count };
+	struct thps_scan_opts opts = { .record_ranges = true };
+	struct thps_cgroup_stats *c;
+	struct thps_geometry g;
+	struct thps_scan scan;
+	struct thps_ctx ctx;
+
+	mkdir_p("cg");
+	thps_geometry_default(&g);
+	fixture_ctx(&ctx, FIX_PROC, "");
+	snprintf(ctx.cgroup_root, sizeof(ctx.cgroup_root), "%s/cg", tmpdir);
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+
+	ck_assert_uint_eq(scan.summary.procs_scanned, 3);
+	ck_assert_uint_eq(scan.summary.procs_skipped, 0);
+	ck_assert_uint_eq(scan.summary.thps_scanned, 2); /* A and B; not the huge zero page */
+	ck_assert_uint_eq(scan.summary.thps_shared, 1);  /* A again in 101 */
+	ck_assert_uint_eq(scan.summary.bytes_read, 2 * 2 * 1024 * 1024);
+	ck_assert_str_eq(scan.summary.method, "pagemap");
+
+	c = by_path(&scan, "(memcg ino 1001)");
+	ck_assert_uint_eq(c->hist.thps[0], 1);
+	ck_assert_uint_eq(c->hist.zero_subpages[0], 509);
+	ck_assert_uint_eq(c->lowutil_thps, 1);
+	ck_assert_uint_eq(c->waste_bytes, 509 * 4096);
+	ck_assert_uint_eq(c->partial_thps, 0);
+	c = by_path(&scan, "(memcg ino 1002)");
+	ck_assert_uint_eq(c->hist.thps[5], 1); /* 300 * 10 / 512 = 5 */
+	ck_assert_uint_eq(c->hist.zero_subpages[5], 212);
+	/* C: subpages 0..31 mapped (0..15 by two processes), 480 never mapped */
+	c = by_path(&scan, "(memcg ino 9999)");
+	ck_assert_uint_eq(thps_hist_thps(&c->hist), 0);
+	ck_assert_uint_eq(c->partial_thps, 1);
+	ck_assert_uint_eq(c->partial_unmapped_bytes, 480 * 4096);
+	ck_assert_uint_eq(scan.n_cgroups, 3);
+	ck_assert_uint_eq(scan.total.partial_thps, 1);
+	ck_assert_uint_eq(thps_hist_thps(&scan.total.hist), 2);
+
+	ck_assert_uint_eq(scan.n_ranges, 1);
+	ck_assert_int_eq(scan.ranges[0].pid, 100);
+	ck_assert_uint_eq(scan.ranges[0].pid_starttime, 1000);
+	ck_assert_uint_eq(scan.ranges[0].start, 0x400000);
+	ck_assert_uint_eq(scan.ranges[0].pfn, 1024);
+	ck_assert_uint_eq(scan.ranges[0].ino, 1001);
+	ck_assert_uint_eq(scan.ranges[0].utilized, 3);
+	thps_scan_free(&scan);
+
+	/* one pid only: 102 maps 32 of C's subpages */
+	opts = (struct thps_scan_opts){ .pid = 102 };
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(scan.summary.procs_scanned, 1);
+	ck_assert_uint_eq(scan.summary.thps_scanned, 0);
+	ck_assert_uint_eq(scan.total.partial_unmapped_bytes, 480 * 4096);
+	thps_scan_free(&scan);
+}
+END_TEST
+
+START_TEST(test_collect_skips_exited)
+{
+	struct thps_scanner_hooks hooks = { .count = exiting_count };
+	struct thps_scan_opts opts = { 0 };
+	struct thps_geometry g;
+	struct thps_scan scan;
+	struct thps_ctx ctx;
+
+	mkdir_p("cg");
+	thps_geometry_default(&g);
+	fixture_ctx(&ctx, FIX_PROC, "");
+	snprintf(ctx.cgroup_root, sizeof(ctx.cgroup_root), "%s/cg", tmpdir);
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(scan.summary.procs_skipped, 1);
+	ck_assert_uint_eq(scan.summary.procs_scanned, 2);
+	/* A is still counted once, from 101 */
+	ck_assert_uint_eq(scan.summary.thps_scanned, 2);
+	ck_assert_uint_eq(scan.summary.thps_shared, 0);
+	thps_scan_free(&scan);
+
+	/* a pid that does not exist is skipped, not an error */
+	opts.pid = 4242;
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(scan.summary.procs_skipped, 1);
+	ck_assert_uint_eq(scan.summary.procs_scanned, 0);
+	thps_scan_free(&scan);
+}
+END_TEST
+
+static uint64_t ino_of(const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	ck_assert_int_eq(stat(p, &st), 0);
+	return st.st_ino;
+}
+
+static void link_fixture(const char *name)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+
+	snprintf(from, sizeof(from), "%s/%s", FIX_PROC, name);
+	snprintf(to, sizeof(to), "%s/proc/%s", tmpdir, name);
+	ck_assert_int_eq(symlink(from, to), 0);
+}
+
+/* A proc root whose kpagecgroup charges A to cg/a, B to cg/a/b, C to a dead memcg. */
+static void attribution_tree(struct thps_ctx *ctx)
+{
+	char p[PATH_MAX];
+	uint64_t cg[4096];
+	int fd;
+
+	mkdir_p("cg");
+	mkdir_p("cg/a");
+	mkdir_p("cg/a/b");
+	mkdir_p("cg/c");
+	mkdir_p("proc");
+	link_fixture("100");
+	link_fixture("101");
+	link_fixture("102");
+	link_fixture("kpageflags");
+	for (unsigned i = 0; i < 4096; i++)
+		cg[i] = i >= 1024 && i < 1536 ? ino_of("cg/a") : i >= 1536 && i < 2048 ? ino_of("cg/a/b") : 9999;
+	snprintf(p, sizeof(p), "%s/proc/kpagecgroup", tmpdir);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, cg, sizeof(cg)), (ssize_t)sizeof(cg));
+	close(fd);
+	snprintf(p, sizeof(p), "%s/proc", tmpdir);
+	fixture_ctx(ctx, p, "");
+	snprintf(ctx->cgroup_root, sizeof(ctx->cgroup_root), "%s/cg", tmpdir);
+}
+
+START_TEST(test_collect_attribution)
+{
+	struct thps_scanner_hooks hooks = { .count = fake_count };
+	struct thps_scan_opts opts = { 0 };
+	struct thps_geometry g;
+	struct thps_scan scan;
+	struct thps_ctx ctx;
+
+	attribution_tree(&ctx);
+	thps_geometry_default(&g);
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(by_path(&scan, "/a")->hist.thps[0], 1);
+	ck_assert_uint_eq(by_path(&scan, "/a")->ino, ino_of("cg/a"));
+	ck_assert_uint_eq(by_path(&scan, "/a/b")->hist.thps[5], 1);
+	ck_assert_uint_eq(by_path(&scan, "(memcg ino 9999)")->partial_thps, 1);
+	thps_scan_free(&scan);
+
+	/* a cgroup and its descendants */
+	opts.cgroup = "/a";
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(scan.summary.thps_scanned, 2);
+	ck_assert_uint_eq(scan.total.partial_thps, 0);
+	ck_assert_ptr_null(thps_scan_find_path(&scan, "(memcg ino 9999)"));
+	thps_scan_free(&scan);
+
+	opts.cgroup = "/a/b";
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(scan.summary.thps_scanned, 1);
+	ck_assert_ptr_null(thps_scan_find_path(&scan, "/a"));
+	thps_scan_free(&scan);
+
+	opts.cgroup = "/c";
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(scan.summary.thps_scanned, 0);
+	thps_scan_free(&scan);
+
+	opts.cgroup = "/nope";
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), -ENOENT);
+	thps_scan_free(&scan);
+}
+END_TEST
+
+START_TEST(test_cgroup_map)
+{
+	struct thps_cgroup_map *m = NULL;
+	struct thps_ctx ctx;
+	char root[PATH_MAX];
+
+	mkdir_p("cg");
+	mkdir_p("cg/a");
+	mkdir_p("cg/a/b");
+	mkdir_p("cg/a/b/c");
+	snprintf(root, sizeof(root), "%s/cg", tmpdir);
+
+	ck_assert_int_eq(thps_cgroup_map_build(root, 32, &m), 0);
+	ck_assert_uint_eq(thps_cgroup_map_size(m), 4);
+	ck_assert_str_eq(thps_cgroup_map_path(m, ino_of("cg")), "/");
+	ck_assert_str_eq(thps_cgroup_map_path(m, ino_of("cg/a/b")), "/a/b");
+	ck_assert_str_eq(thps_cgroup_map_path(m, ino_of("cg/a/b/c")), "/a/b/c");
+	ck_assert_uint_eq(thps_cgroup_map_ino(m, "/a"), ino_of("cg/a"));
+	ck_assert_ptr_null(thps_cgroup_map_path(m, 1));
+	thps_cgroup_map_free(m);
+
+	/* bounded depth */
+	ck_assert_int_eq(thps_cgroup_map_build(root, 2, &m), 0);
+	ck_assert_uint_eq(thps_cgroup_map_size(m), 3);
+	ck_assert_ptr_null(thps_cgroup_map_path(m, ino_of("cg/a/b/c")));
+	thps_cgroup_map_free(m);
+
+	/* discovery with a given root: v1 unless cgroup.controllers is there */
+	memset(&ctx, 0, sizeof(ctx));
+	snprintf(ctx.cgroup_root, sizeof(ctx.cgroup_root), "%s", root);
+	ck_assert_int_eq(thps_cgroups_discover(&ctx, &m), 0);
+	ck_assert_int_eq(ctx.cgroup_version, 1);
+	thps_cgroup_map_free(m);
+	snprintf(root, sizeof(root), "%s/cg/cgroup.controllers", tmpdir);
+	close(open(root, O_WRONLY | O_CREAT, 0644));
+	ck_assert_int_eq(thps_cgroups_find_mount(&ctx), 0);
+	ck_assert_int_eq(ctx.cgroup_version, 2);
+	snprintf(ctx.cgroup_root, sizeof(ctx.cgroup_root), "%s/missing", tmpdir);
+	ck_assert_int_eq(thps_cgroups_discover(&ctx, &m), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_path_within)
+{
+	ck_assert(thps_cgroup_path_within("/a/b", "/a"));
+	ck_assert(thps_cgroup_path_within("/a", "/a"));
+	ck_assert(thps_cgroup_path_within("/a", "a/"));
+	ck_assert(thps_cgroup_path_within("/a/b", "/"));
+	ck_assert(thps_cgroup_path_within("/", "/"));
+	ck_assert(!thps_cgroup_path_within("/ab", "/a"));
+	ck_assert(!thps_cgroup_path_within("/", "/a"));
+	ck_assert(!thps_cgroup_path_within("/b/a", "/a"));
+}
+END_TEST
+
+START_TEST(test_zero_vs_scalar)
+{
+	static const size_t sizes[] = { 4096, 16384, 65536, 100, 63, 65, 8, 7, 0 };
+	unsigned char *buf = aligned_alloc(64, 65536 * 4 + 64);
+	unsigned seed = 12345;
+
+	ck_assert_ptr_nonnull(buf);
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		size_t ps = sizes[si];
+
+		for (unsigned off = 0; off < 3; off++) {
+			unsigned char *p = buf + off; /* unaligned starts too */
+
+			memset(p, 0, ps);
+			ck_assert(thps_zero_block(p, ps));
+			/* one non-zero byte at every position: first, last, middle and all else */
+			for (size_t i = 0; i < ps; i++) {
+				p[i] = (unsigned char)(1 + rand_r(&seed) % 255);
+				ck_assert_msg(!thps_zero_block(p, ps), "size %zu byte %zu", ps, i);
+				ck_assert(!thps_zero_block_scalar(p, ps));
+				p[i] = 0;
+			}
+			ck_assert(thps_zero_block(p, ps));
+		}
+	}
+	/* random mixes of zero and data pages */
+	for (unsigned round = 0; round < 50; round++) {
+		size_t ps = round % 2 ? 4096 : 16384, n = 65536 * 4 / ps;
+
+		memset(buf, 0, n * ps);
+		for (size_t pg = 0; pg < n; pg++)
+			if (rand_r(&seed) % 3 == 0)
+				buf[pg * ps + rand_r(&seed) % ps] = 0x80;
+		ck_assert_uint_eq(thps_count_utilized(buf, n * ps, ps),
+				  thps_count_utilized_scalar(buf, n * ps, ps));
+	}
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_pfnset)
+{
+	struct thps_pfnset s;
+	uint32_t v;
+
+	ck_assert_int_eq(thps_pfnset_init(&s, 5000), 0);
+	for (uint64_t i = 1; i <= 5000; i++)
+		ck_assert_int_eq(thps_pfnset_add(&s, i * 512, (uint32_t)i), 1);
+	ck_assert_int_eq(thps_pfnset_add(&s, 512, 7), 0); /* duplicate: kept once */
+	ck_assert_int_eq(thps_pfnset_add(&s, 3, 7), -E2BIG);
+	ck_assert_int_eq(thps_pfnset_add(&s, 0, 7), -EINVAL);
+	for (uint64_t i = 1; i <= 5000; i++) {
+		ck_assert_int_eq(thps_pfnset_get(&s, i * 512, &v), 1);
+		ck_assert_uint_eq(v, i);
+	}
+	ck_assert_int_eq(thps_pfnset_get(&s, 513, &v), 0);
+	ck_assert_int_eq(thps_pfnset_get(&s, 0, &v), 0);
+	thps_pfnset_free(&s);
+}
+END_TEST
+
+START_TEST(test_starttime)
+{
+	struct thps_ctx ctx;
+	uint64_t t;
+
+	fixture_ctx(&ctx, FIX_PROC, "/nonexistent");
+	ck_assert_int_eq(thps_proc_starttime(&ctx, 101, &t), 0);
+	ck_assert_uint_eq(t, 1010);
+	ck_assert_int_eq(thps_proc_starttime(&ctx, 4242, &t), -ESRCH);
+}
+END_TEST
+
+static Suite *scanner_suite(void)
+{
+	Suite *s = suite_create("scanner");
+	TCase *tc = tcase_create("decode");
+	TCase *tt = tcase_create("trees");
+
+	tcase_add_test(tc, test_pagemap_bits);
+	tcase_add_test(tc, test_whole_thp);
+	tcase_add_test(tc, test_kpageflags_bits);
+	tcase_add_test(tc, test_kpage_fixture);
+	tcase_add_test(tc, test_maps_lines);
+	tcase_add_test(tc, test_walk_fixture);
+	tcase_add_test(tc, test_path_within);
+	tcase_add_test(tc, test_zero_vs_scalar);
+	tcase_add_test(tc, test_pfnset);
+	tcase_add_test(tc, test_starttime);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+
+	tcase_add_checked_fixture(tt, setup_tmp, teardown_tmp);
+	tcase_add_test(tt, test_collect_fixture);
+	tcase_add_test(tt, test_collect_skips_exited);
+	tcase_add_test(tt, test_collect_attribution);
+	tcase_add_test(tt, test_cgroup_map);
+	suite_add_tcase(s, tt);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(scanner_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
