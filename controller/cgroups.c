@@ -97,7 +97,8 @@ static int walk(struct thps_cgroup_map *m, int fd_dir, const char *rel, unsigned
 			continue;
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
 			continue; /* removed meanwhile, or not a cgroup */
 		n = snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name);
 		if (n < 0 || (size_t)n >= sizeof(sub))
@@ -172,7 +173,7 @@ int thps_cgroups_discover(struct thps_ctx *ctx, struct thps_cgroup_map **ret)
 
 const char *thps_cgroup_map_path(const struct thps_cgroup_map *m, uint64_t ino)
 {
-	struct cg_entry key = { .ino = ino }, *e;
+	struct cg_entry key = {.ino = ino}, *e;
 
 	if (!m || !m->n)
 		return NULL;

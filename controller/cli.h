@@ -14,3 +14,4 @@ extern const struct thps_cli_command thps_cli_commands[];
 int cli_report(int argc, char **argv);
 /* thpshrink reclaim (cli-reclaim.c) */
 int thps_cli_reclaim(int argc, char **argv);
+int thps_cli_probe(int argc, char **argv);

@@ -4,9 +4,13 @@
 #include "plugin.h"
 
 extern const struct thps_source_ops thps_source_scanner;
+extern const struct thps_source_ops thps_source_debugfs;
+extern const struct thps_source_ops thps_source_vmstat;
 
 const struct thps_source_ops *const thps_sources[] = {
 	&thps_source_scanner,
+	&thps_source_debugfs,
+	&thps_source_vmstat,
 	NULL,
 };
 

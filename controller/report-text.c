@@ -141,7 +141,8 @@ static void print_none(FILE *f, const struct thps_scan *scan, const struct thps_
 		hint = "every large enough anonymous mapping may get THPs";
 	else
 		hint = "could not read transparent_hugepage/enabled";
-	fprintf(f, "no anonymous THPs found in %" PRIu64 " processes", scan->summary.procs_scanned);
+	fprintf(f, "no anonymous THPs found in %" PRIu64 " process%s", scan->summary.procs_scanned,
+		scan->summary.procs_scanned == 1 ? "" : "es");
 	if (o->pid > 0)
 		fprintf(f, " (pid %d)", (int)o->pid);
 	if (o->cgroup) {
@@ -159,10 +160,10 @@ static void print_summary(FILE *f, const struct thps_scan *scan)
 
 	thps_format_bytes(h, sizeof(h), s->bytes_read);
 	fprintf(f,
-		"scan: %" PRIu64 " processes scanned, %" PRIu64 " skipped; %" PRIu64 " THPs read"
+		"scan: %" PRIu64 " process%s scanned, %" PRIu64 " skipped; %" PRIu64 " THPs read"
 		" (%" PRIu64 " further mappings of shared THPs); %s read (%" PRIu64 " bytes);"
 		" %.3f s wall, %.3f s CPU, %.3f s throttled; method %s\n",
-		s->procs_scanned, s->procs_skipped, s->thps_scanned, s->thps_shared, h, s->bytes_read,
+		s->procs_scanned, s->procs_scanned == 1 ? "" : "es", s->procs_skipped, s->thps_scanned, s->thps_shared, h, s->bytes_read,
 		s->wall_ns / 1e9, s->cpu_ns / 1e9, s->throttled_ns / 1e9, s->method ? s->method : "none");
 }
 

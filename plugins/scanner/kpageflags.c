@@ -35,11 +35,11 @@ int thps_kpage_open(const struct thps_ctx *ctx, uint32_t block_pages, struct thp
 		return -ENOMEM;
 	}
 	*ret = (struct thps_kpage){
-		.flags_fd = TAKE_FD(ffd),
-		.cgroup_fd = cfd,
-		.block_pfn = UINT64_MAX,
-		.block_len = block_pages,
-		.block = block,
+	    .flags_fd = TAKE_FD(ffd),
+	    .cgroup_fd = cfd,
+	    .block_pfn = UINT64_MAX,
+	    .block_len = block_pages,
+	    .block = block,
 	};
 	return 0;
 }

@@ -7,12 +7,12 @@
 
 #include "context.h"
 
-#define THPS_KPF_ANON 12
+#define THPS_KPF_ANON	       12
 #define THPS_KPF_COMPOUND_HEAD 15
 #define THPS_KPF_COMPOUND_TAIL 16
-#define THPS_KPF_HUGE 17 /* hugetlbfs: never a THP */
-#define THPS_KPF_THP 22
-#define THPS_KPF_ZERO_PAGE 24
+#define THPS_KPF_HUGE	       17 /* hugetlbfs: never a THP */
+#define THPS_KPF_THP	       22
+#define THPS_KPF_ZERO_PAGE     24
 
 #define THPS_KPF(bit) (UINT64_C(1) << THPS_KPF_##bit)
 

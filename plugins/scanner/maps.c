@@ -15,8 +15,9 @@ int thps_maps_parse_line(const char *line, struct thps_vma *ret)
 	int n = 0;
 	const char *name;
 
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %llu %n", &start, &end, perms,
-		   &off, &maj, &min, &ino, &n) < 7 || n == 0 || end <= start)
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %llu %n", &start, &end,
+		   perms, &off, &maj, &min, &ino, &n) < 7 ||
+	    n == 0 || end <= start)
 		return -EINVAL;
 	name = line + n;
 	if (strlen(perms) != 4 || perms[3] != 'p' || perms[0] != 'r')

@@ -35,12 +35,12 @@ struct pm_scan_arg {
 	__u64 category_anyof_mask;
 	__u64 return_mask;
 };
-#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
-#define PAGE_IS_FILE (1 << 2)
+#define PAGEMAP_SCAN	_IOWR('f', 16, struct pm_scan_arg)
+#define PAGE_IS_FILE	(1 << 2)
 #define PAGE_IS_PRESENT (1 << 3)
 #define PAGE_IS_SWAPPED (1 << 4)
 #define PAGE_IS_PFNZERO (1 << 5)
-#define PAGE_IS_HUGE (1 << 6)
+#define PAGE_IS_HUGE	(1 << 6)
 #endif
 
 #define N_REGIONS 512
@@ -92,7 +92,8 @@ bool thps_pm_entries_whole_thp(const uint64_t *e, size_t n)
 /* Reads n entries from addr. Returns 0, -ESRCH when the process is gone, or -errno. */
 static int read_entries(int fd, const struct thps_geometry *g, uint64_t addr, uint64_t *e, size_t n)
 {
-	ssize_t got = pread(fd, e, n * sizeof(uint64_t), (off_t)(addr / g->page_size * sizeof(uint64_t)));
+	ssize_t got =
+	    pread(fd, e, n * sizeof(uint64_t), (off_t)(addr / g->page_size * sizeof(uint64_t)));
 
 	if (got < 0)
 		return negative_errno();
@@ -114,7 +115,8 @@ static int visit_pages(int fd, struct thps_pm_walker *w, uint64_t start, uint64_
 			return r;
 		for (size_t j = 0; j < n; j++)
 			if (thps_pm_anon_present(w->entries[j]) && thps_pm_pfn(w->entries[j])) {
-				r = v->page(ud, start + j * g->page_size, thps_pm_pfn(w->entries[j]));
+				r = v->page(ud, start + j * g->page_size,
+					    thps_pm_pfn(w->entries[j]));
 				if (r < 0)
 					return r;
 			}
@@ -132,15 +134,15 @@ static int walk_vma_scan(int fd, struct thps_pm_walker *w, uint64_t start, uint6
 
 	while (start < end) {
 		struct pm_scan_arg arg = {
-			.size = sizeof(arg),
-			.start = start,
-			.end = end,
-			.vec = (uintptr_t)vec,
-			.vec_len = w->n_regions,
-			/* present and not file-backed (shared anonymous counts as file) */
-			.category_mask = PAGE_IS_PRESENT | PAGE_IS_FILE,
-			.category_inverted = PAGE_IS_FILE,
-			.return_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT,
+		    .size = sizeof(arg),
+		    .start = start,
+		    .end = end,
+		    .vec = (uintptr_t)vec,
+		    .vec_len = w->n_regions,
+		    /* present and not file-backed (shared anonymous counts as file) */
+		    .category_mask = PAGE_IS_PRESENT | PAGE_IS_FILE,
+		    .category_inverted = PAGE_IS_FILE,
+		    .return_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT,
 		};
 		int n = ioctl(fd, PAGEMAP_SCAN, &arg);
 
@@ -197,7 +199,8 @@ static int walk_vma_pagemap(int fd, struct thps_pm_walker *w, uint64_t start, ui
 				return r;
 		} else if (v->page) {
 			for (size_t j = 0; j < n; j++)
-				if (thps_pm_anon_present(w->entries[j]) && thps_pm_pfn(w->entries[j])) {
+				if (thps_pm_anon_present(w->entries[j]) &&
+				    thps_pm_pfn(w->entries[j])) {
 					r = v->page(ud, start + j * g->page_size,
 						    thps_pm_pfn(w->entries[j]));
 					if (r < 0)
@@ -228,14 +231,27 @@ int thps_pm_walk(struct thps_pm_walker *w, const struct thps_ctx *ctx, pid_t pid
 	if (r < 0)
 		return r;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gone(negative_errno());
+	if (fd < 0) {
+		r = negative_errno();
+		/* a kernel thread or zombie has no mm: open fails with ESRCH while /proc/PID stays
+		 */
+		if (r == -ESRCH &&
+		    thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid) == 0 &&
+		    access(path, F_OK) == 0)
+			return -ENODATA;
+		return gone(r);
+	}
 	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/maps", (int)pid);
 	if (r < 0)
 		return r;
 	maps = fopen(path, "re");
 	if (!maps)
 		return gone(negative_errno());
+	/* no mappings at all: a kernel thread on kernels that let its pagemap be opened */
+	r = fgetc(maps);
+	if (r == EOF)
+		return ferror(maps) ? -EIO : -ENODATA;
+	ungetc(r, maps);
 
 	while ((r = thps_maps_next(maps, &vma)) > 0) {
 		if (vma.start % w->geom.page_size || vma.end % w->geom.page_size)

@@ -10,12 +10,12 @@
 #include "context.h"
 #include "thp.h"
 
-#define THPS_PM_PRESENT (UINT64_C(1) << 63)
-#define THPS_PM_SWAPPED (UINT64_C(1) << 62)
-#define THPS_PM_FILE (UINT64_C(1) << 61) /* file page or shared anonymous */
-#define THPS_PM_UFFD_WP (UINT64_C(1) << 57)
+#define THPS_PM_PRESENT	  (UINT64_C(1) << 63)
+#define THPS_PM_SWAPPED	  (UINT64_C(1) << 62)
+#define THPS_PM_FILE	  (UINT64_C(1) << 61) /* file page or shared anonymous */
+#define THPS_PM_UFFD_WP	  (UINT64_C(1) << 57)
 #define THPS_PM_EXCLUSIVE (UINT64_C(1) << 56)
-#define THPS_PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
+#define THPS_PM_PFN_MASK  ((UINT64_C(1) << 55) - 1)
 
 static inline bool thps_pm_present(uint64_t e)
 {
@@ -43,9 +43,9 @@ struct thps_pm_visitor {
 
 struct thps_pm_walker {
 	struct thps_geometry geom;
-	int scan_state;     /* 1 try PAGEMAP_SCAN, 0 pagemap only */
-	uint64_t *entries;  /* geom.subpages entries */
-	void *regions;      /* PAGEMAP_SCAN output vector */
+	int scan_state;	   /* 1 try PAGEMAP_SCAN, 0 pagemap only */
+	uint64_t *entries; /* geom.subpages entries */
+	void *regions;	   /* PAGEMAP_SCAN output vector */
 	size_t n_regions;
 	uint64_t max_vma_fallback; /* pagemap fallback skips larger VMAs (sparse reservations) */
 };
@@ -57,7 +57,8 @@ void thps_pm_walker_done(struct thps_pm_walker *w);
 const char *thps_pm_walker_method(const struct thps_pm_walker *w);
 
 /* Walks the private anonymous VMAs of pid under ctx->proc_root.
- * Returns 0, -ESRCH if the process is gone, -EACCES/-EPERM, or a callback's error. */
+ * Returns 0, -ESRCH if the process is gone, -ENODATA if it has no address space (a kernel
+ * thread or a zombie), -EACCES/-EPERM, or a callback's error. */
 int thps_pm_walk(struct thps_pm_walker *w, const struct thps_ctx *ctx, pid_t pid,
 		 const struct thps_pm_visitor *v, void *userdata);
 

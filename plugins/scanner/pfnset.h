@@ -8,9 +8,9 @@
 struct thps_pfnset {
 	uint64_t *keys; /* 0 = empty */
 	uint32_t *vals;
-	size_t cap;     /* power of two */
+	size_t cap; /* power of two */
 	size_t n;
-	size_t max;     /* never more entries than this */
+	size_t max; /* never more entries than this */
 };
 
 /* max: entry bound (memory is at most ~2 × 12 bytes per entry). Returns 0 or -ENOMEM. */

@@ -29,8 +29,8 @@ void thps_reader_done(struct thps_reader *r)
 
 static int read_chunk(struct thps_reader *r, pid_t pid, uint64_t addr, size_t n)
 {
-	struct iovec local = { .iov_base = r->buf, .iov_len = n };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = n };
+	struct iovec local = {.iov_base = r->buf, .iov_len = n};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = n};
 	ssize_t got;
 
 	do

@@ -22,7 +22,7 @@
 #include "scanner.h"
 
 /* Bounds on the per-scan tables (distinct THPs, partly mapped folios). */
-#define MAX_SEEN_THPS (UINT32_C(1) << 24)
+#define MAX_SEEN_THPS	   (UINT32_C(1) << 24)
 #define MAX_PARTIAL_FOLIOS (UINT32_C(1) << 20)
 
 struct partial_folio {
@@ -116,8 +116,9 @@ static int cgroup_of(struct scanner *s, uint64_t head, uint64_t *ret_ino, const 
 	if (ino != s->last_ino || !s->last_path) {
 		s->last_ino = ino;
 		s->last_path = thps_cgroup_map_path(s->cgmap, ino);
-		s->last_keep = !s->opts->cgroup ||
-			       (s->last_path && thps_cgroup_path_within(s->last_path, s->opts->cgroup));
+		s->last_keep =
+		    !s->opts->cgroup ||
+		    (s->last_path && thps_cgroup_path_within(s->last_path, s->opts->cgroup));
 	}
 	*ret_ino = ino;
 	*ret_path = s->last_path;
@@ -189,12 +190,12 @@ static int on_thp(void *ud, uint64_t addr, uint64_t head)
 	s->scan->summary.thps_scanned++;
 	if (s->opts->record_ranges && thps_bucket(g, utilized) <= s->opts->lowutil_max_bucket) {
 		struct thps_thp_range range = {
-			.pid = s->pid,
-			.pid_starttime = s->starttime,
-			.start = addr,
-			.pfn = head,
-			.ino = ino,
-			.utilized = utilized,
+		    .pid = s->pid,
+		    .pid_starttime = s->starttime,
+		    .start = addr,
+		    .pfn = head,
+		    .ino = ino,
+		    .utilized = utilized,
 		};
 		r = thps_scan_add_range(s->scan, &range);
 		if (r < 0)
@@ -237,7 +238,7 @@ static int on_page(void *ud, uint64_t addr _unused_, uint64_t pfn)
 			return 0;
 		if (r < 0)
 			return r;
-		s->folios[idx] = (struct partial_folio){ .head = head, .pages = pages };
+		s->folios[idx] = (struct partial_folio){.head = head, .pages = pages};
 		memset(&s->bits[(size_t)idx * s->words], 0, s->words * sizeof(uint64_t));
 		s->n_folios++;
 	}
@@ -261,7 +262,8 @@ static int finish_partials(struct scanner *s)
 		if (mapped >= f->pages)
 			continue;
 		/* re-check: freed and reused between the walk and now is not a partial THP */
-		if (thps_kpage_flags(&s->kpage, f->head, &flags) < 0 || !thps_kpf_is_anon_thp_head(flags))
+		if (thps_kpage_flags(&s->kpage, f->head, &flags) < 0 ||
+		    !thps_kpf_is_anon_thp_head(flags))
 			continue;
 		if (!cgroup_of(s, f->head, &ino, &path))
 			continue;
@@ -269,14 +271,15 @@ static int finish_partials(struct scanner *s)
 		if (!c)
 			return -ENOMEM;
 		c->partial_thps++;
-		c->partial_unmapped_bytes += (uint64_t)(f->pages - mapped) * s->scan->geom.page_size;
+		c->partial_unmapped_bytes +=
+		    (uint64_t)(f->pages - mapped) * s->scan->geom.page_size;
 	}
 	return 0;
 }
 
 static int scan_pid(struct scanner *s, pid_t pid)
 {
-	static const struct thps_pm_visitor visitor = { .thp = on_thp, .page = on_page };
+	static const struct thps_pm_visitor visitor = {.thp = on_thp, .page = on_page};
 	int r;
 
 	s->pid = pid;
@@ -293,7 +296,9 @@ static int scan_pid(struct scanner *s, pid_t pid)
 	case 0:
 		s->scan->summary.procs_scanned++;
 		return 0;
-	case -ESRCH: /* exited */
+	case -ENODATA: /* a kernel thread: nothing to scan, nothing skipped */
+		return 0;
+	case -ESRCH:  /* exited */
 	case -EFAULT: /* changed under us */
 	case -EPERM:
 	case -EACCES:
@@ -349,10 +354,10 @@ static void scanner_done(struct scanner *s)
 int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
 			 const struct thps_scanner_hooks *hooks, struct thps_scan *scan)
 {
-	struct scanner s = { .ctx = *ctx, .opts = opts, .scan = scan,
-			     .kpage = { .flags_fd = -1, .cgroup_fd = -1 } };
-	struct thps_scanner_hooks def = { .use_pagemap_scan = 1 };
-	struct thps_reader reader = { 0 };
+	struct scanner s = {
+	    .ctx = *ctx, .opts = opts, .scan = scan, .kpage = {.flags_fd = -1, .cgroup_fd = -1}};
+	struct thps_scanner_hooks def = {.use_pagemap_scan = 1};
+	struct thps_reader reader = {0};
 	uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	const struct thps_geometry *g = &scan->geom;
 	int r;
@@ -376,7 +381,8 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 	r = thps_cgroups_discover(&s.ctx, &s.cgmap);
 	if (r < 0)
 		s.cgmap = NULL;
-	if (opts->cgroup && !(s.cgmap && thps_cgroup_map_ino(s.cgmap, opts->cgroup[0] ? opts->cgroup : "/"))) {
+	if (opts->cgroup &&
+	    !(s.cgmap && thps_cgroup_map_ino(s.cgmap, opts->cgroup[0] ? opts->cgroup : "/"))) {
 		r = -ENOENT;
 		goto out;
 	}
@@ -411,14 +417,15 @@ out:
 
 static int scanner_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
 {
-	static const char *const files[] = { "kpageflags", "kpagecgroup", "self/pagemap" };
+	static const char *const files[] = {"kpageflags", "kpagecgroup", "self/pagemap"};
 	char path[PATH_MAX];
 	struct thps_geometry g;
 	int r;
 
 	r = thps_geometry_load(ctx, &g);
 	if (r < 0) {
-		snprintf(why, why_size, "no THP geometry under %s/kernel/mm/transparent_hugepage: %s",
+		snprintf(why, why_size,
+			 "no THP geometry under %s/kernel/mm/transparent_hugepage: %s",
 			 ctx->sys_root, strerror(-r));
 		return 0;
 	}
@@ -433,8 +440,9 @@ static int scanner_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
 		if (fd < 0 || pread(fd, &v, sizeof(v), 0) < 0) {
 			r = errno;
 			snprintf(why, why_size, "'%s' is not readable (%s)%s", path, strerror(r),
-				 r == EACCES || r == EPERM ? ": needs root (CAP_SYS_ADMIN)" :
-				 r == ENOENT && i == 1 ? ": kernel without CONFIG_MEMCG" : "");
+				 r == EACCES || r == EPERM ? ": needs root (CAP_SYS_ADMIN)"
+				 : r == ENOENT && i == 1   ? ": kernel without CONFIG_MEMCG"
+							   : "");
 			return 0;
 		}
 	}
@@ -449,8 +457,8 @@ static int scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_op
 }
 
 const struct thps_source_ops thps_source_scanner = {
-	.name = "scanner",
-	.description = "userspace scan of anonymous THPs: utilized subpages per memory cgroup",
-	.probe = scanner_probe,
-	.collect = scanner_collect,
+    .name = "scanner",
+    .description = "userspace scan of anonymous THPs: utilized subpages per memory cgroup",
+    .probe = scanner_probe,
+    .collect = scanner_collect,
 };

@@ -33,8 +33,8 @@ static inline __attribute__((always_inline)) bool zero_256(const unsigned char *
 }
 
 /* AVX2 where the CPU has it (one ifunc resolution at load), SSE2 otherwise */
-__attribute__((target_clones("avx2", "default")))
-static size_t zero_prefix_256(const unsigned char *s, size_t len)
+__attribute__((target_clones("avx2", "default"))) static size_t
+zero_prefix_256(const unsigned char *s, size_t len)
 {
 	size_t i = 0;
 	for (; i + 256 <= len; i += 256)

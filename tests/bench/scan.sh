@@ -5,7 +5,7 @@
 set -eu
 b=${1:?usage: scan.sh BUILDDIR [THPS] [ROUNDS]}
 n=${2:-512}
-rounds=${3:-5}
+rounds=${3:-9}
 shift $(( $# < 3 ? $# : 3 ))
 chunks=${*:-128}
 [ "$(id -u)" = 0 ] || { echo "scan.sh: needs root (kpageflags)"; exit 77; }

@@ -192,7 +192,7 @@ fi
 sleep 60 &
 sp=$!
 pids="$pids $sp"
-if "$T" report --pid "$sp" >"$tmp/none.txt" 2>&1 && grep -q '^no anonymous THPs found in 1 processes; THP mode is \[' "$tmp/none.txt"; then
+if "$T" report --pid "$sp" >"$tmp/none.txt" 2>&1 && grep -q "^no anonymous THPs found in 1 process (pid $sp); THP mode is \\[" "$tmp/none.txt"; then
 	pass "no THPs: '$(head -1 "$tmp/none.txt")'"
 else
 	fail "report for a process without THPs:"; cat "$tmp/none.txt"
@@ -238,6 +238,27 @@ done
 touch "$tmp/stop"
 wait "$churn" 2>/dev/null
 [ $ok = 1 ] && pass "3 full scans during process churn succeeded ($skipped processes skipped in all)"
+
+# 9. The one process of a --pid scan exits in the middle of it (the scan is slowed to 10 THPs/s).
+if start_bloat mid 512:40; then
+	M=$bloat_pid
+	"$T" report --pid "$M" --max-thps-per-sec 10 --json >"$tmp/mid.json" 2>"$tmp/mid.err" &
+	r=$!
+	sleep 1.5
+	kill "$M"
+	wait "$M" 2>/dev/null
+	if wait "$r"; then
+		if $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["summary"]; print("  summary %s, %d THPs kept" % (s, d["total"]["thps"])); sys.exit(0 if s["procs_skipped"] == 1 and s["procs_scanned"] == 0 and d["total"]["thps"] < 40 else 1)' "$tmp/mid.json"; then
+			pass "a process exiting mid-scan is counted as skipped, the report still prints"
+		else
+			fail "report after the process exited mid-scan is wrong"
+		fi
+	else
+		fail "report exited non-zero when its process exited mid-scan: $(cat "$tmp/mid.err")"
+	fi
+else
+	fail "second thpshrink-bloat did not start"
+fi
 
 kill -0 "$P" 2>/dev/null || fail "the generator died during the test"
 [ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }

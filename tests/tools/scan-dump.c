@@ -19,16 +19,14 @@
 
 int main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'c' },
-		{ "pagemap", no_argument, NULL, 'm' },
-		{ "ranges", no_argument, NULL, 'r' },
-		{ "max-thps-per-sec", required_argument, NULL, 't' },
-		{}
-	};
-	struct thps_scanner_hooks *hooks = NULL, pm_hooks = { 0 };
-	struct thps_scan_opts opts = { 0 };
+	static const struct option options[] = {{"pid", required_argument, NULL, 'p'},
+						{"cgroup", required_argument, NULL, 'c'},
+						{"pagemap", no_argument, NULL, 'm'},
+						{"ranges", no_argument, NULL, 'r'},
+						{"max-thps-per-sec", required_argument, NULL, 't'},
+						{}};
+	struct thps_scanner_hooks *hooks = NULL, pm_hooks = {0};
+	struct thps_scan_opts opts = {0};
 	struct thps_geometry g;
 	struct thps_scan scan;
 	struct thps_ctx ctx;
@@ -56,7 +54,8 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			if (parse_u64(optarg, &opts.max_thps_per_sec) < 0) {
-				log_error("--max-thps-per-sec: expected a number, got '%s'", optarg);
+				log_error("--max-thps-per-sec: expected a number, got '%s'",
+					  optarg);
 				return 2;
 			}
 			break;
@@ -81,7 +80,8 @@ int main(int argc, char **argv)
 		printf("bucket %u thps %" PRIu64 " zero %" PRIu64 "\n", b, scan.total.hist.thps[b],
 		       scan.total.hist.zero_subpages[b]);
 	for (size_t i = 0; i < scan.n_cgroups; i++)
-		printf("cgroup %s thps %" PRIu64 " partial %" PRIu64 " unmapped_bytes %" PRIu64 "\n",
+		printf("cgroup %s thps %" PRIu64 " partial %" PRIu64 " unmapped_bytes %" PRIu64
+		       "\n",
 		       scan.cgroups[i].path ? scan.cgroups[i].path : "?",
 		       thps_hist_thps(&scan.cgroups[i].hist), scan.cgroups[i].partial_thps,
 		       scan.cgroups[i].partial_unmapped_bytes);

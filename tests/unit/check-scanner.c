@@ -16,6 +16,7 @@
 #include "maps.h"
 #include "pagemap.h"
 #include "pfnset.h"
+#include "plugin.h"
 #include "scanner.h"
 #include "zero.h"
 
@@ -135,10 +136,14 @@ START_TEST(test_maps_lines)
 	ck_assert_int_eq(thps_maps_parse_line("00400000-00c00000 rw-p 00000000 00:00 0 \n", &v), 1);
 	ck_assert_uint_eq(v.start, 0x400000);
 	ck_assert_uint_eq(v.end, 0xc00000);
-	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0     [heap]\n", &v), 1);
-	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0  [anon:x y]\n", &v), 1);
-	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-s 00000000 00:01 4  /dev/zero\n", &v), 0);
-	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-p 00001000 08:01 77 /lib/x.so\n", &v), 0);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0     [heap]\n", &v),
+			 1);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0  [anon:x y]\n", &v),
+			 1);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-s 00000000 00:01 4  /dev/zero\n", &v),
+			 0);
+	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 rw-p 00001000 08:01 77 /lib/x.so\n", &v),
+			 0);
 	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 r-xp 00000000 00:00 0  [vdso]\n", &v), 0);
 	ck_assert_int_eq(thps_maps_parse_line("7f00-8f00 ---p 00000000 00:00 0\n", &v), 0);
 	ck_assert_int_eq(thps_maps_parse_line("garbage\n", &v), -EINVAL);
@@ -173,11 +178,11 @@ static int log_page(void *ud, uint64_t addr _unused_, uint64_t pfn)
 
 START_TEST(test_walk_fixture)
 {
-	static const struct thps_pm_visitor v = { .thp = log_thp, .page = log_page };
+	static const struct thps_pm_visitor v = {.thp = log_thp, .page = log_page};
 	struct thps_pm_walker w;
 	struct thps_geometry g;
 	struct thps_ctx ctx;
-	struct walk_log l = { 0 };
+	struct walk_log l = {0};
 
 	thps_geometry_default(&g);
 	fixture_ctx(&ctx, FIX_PROC, "/nonexistent");
@@ -202,8 +207,8 @@ START_TEST(test_walk_fixture)
 END_TEST
 
 /* Fake contents: utilized subpages per (pid, addr); pid 77 acts as a process that exits. */
-static int fake_count(void *ud _unused_, pid_t pid, uint64_t addr, uint64_t len, unsigned *ret_utilized,
-		      uint64_t *ret_bytes)
+static int fake_count(void *ud _unused_, pid_t pid, uint64_t addr, uint64_t len,
+		      unsigned *ret_utilized, uint64_t *ret_bytes)
 {
 	*ret_bytes = len;
 	if (pid == 101 && addr == 0x600000) {
@@ -238,8 +243,8 @@ static struct thps_cgroup_stats *by_path(struct thps_scan *s, const char *path)
 
 START_TEST(test_collect_fixture)
 {
-	struct thps_scanner_hooks hooks = { .count = fake_count };
-	struct thps_scan_opts opts = { .record_ranges = true };
+	struct thps_scanner_hooks hooks = {.count = fake_count};
+	struct thps_scan_opts opts = {.record_ranges = true};
 	struct thps_cgroup_stats *c;
 	struct thps_geometry g;
 	struct thps_scan scan;
@@ -255,7 +260,7 @@ START_TEST(test_collect_fixture)
 	ck_assert_uint_eq(scan.summary.procs_scanned, 3);
 	ck_assert_uint_eq(scan.summary.procs_skipped, 0);
 	ck_assert_uint_eq(scan.summary.thps_scanned, 2); /* A and B; not the huge zero page */
-	ck_assert_uint_eq(scan.summary.thps_shared, 1);  /* A again in 101 */
+	ck_assert_uint_eq(scan.summary.thps_shared, 1);	 /* A again in 101 */
 	ck_assert_uint_eq(scan.summary.bytes_read, 2 * 2 * 1024 * 1024);
 	ck_assert_str_eq(scan.summary.method, "pagemap");
 
@@ -287,7 +292,7 @@ START_TEST(test_collect_fixture)
 	thps_scan_free(&scan);
 
 	/* one pid only: 102 maps 32 of C's subpages */
-	opts = (struct thps_scan_opts){ .pid = 102 };
+	opts = (struct thps_scan_opts){.pid = 102};
 	thps_scan_init(&scan, &g);
 	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
 	ck_assert_uint_eq(scan.summary.procs_scanned, 1);
@@ -299,8 +304,8 @@ END_TEST
 
 START_TEST(test_collect_skips_exited)
 {
-	struct thps_scanner_hooks hooks = { .count = exiting_count };
-	struct thps_scan_opts opts = { 0 };
+	struct thps_scanner_hooks hooks = {.count = exiting_count};
+	struct thps_scan_opts opts = {0};
 	struct thps_geometry g;
 	struct thps_scan scan;
 	struct thps_ctx ctx;
@@ -364,7 +369,9 @@ static void attribution_tree(struct thps_ctx *ctx)
 	link_fixture("102");
 	link_fixture("kpageflags");
 	for (unsigned i = 0; i < 4096; i++)
-		cg[i] = i >= 1024 && i < 1536 ? ino_of("cg/a") : i >= 1536 && i < 2048 ? ino_of("cg/a/b") : 9999;
+		cg[i] = i >= 1024 && i < 1536	? ino_of("cg/a")
+			: i >= 1536 && i < 2048 ? ino_of("cg/a/b")
+						: 9999;
 	snprintf(p, sizeof(p), "%s/proc/kpagecgroup", tmpdir);
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(fd, 0);
@@ -377,8 +384,8 @@ static void attribution_tree(struct thps_ctx *ctx)
 
 START_TEST(test_collect_attribution)
 {
-	struct thps_scanner_hooks hooks = { .count = fake_count };
-	struct thps_scan_opts opts = { 0 };
+	struct thps_scanner_hooks hooks = {.count = fake_count};
+	struct thps_scan_opts opts = {0};
 	struct thps_geometry g;
 	struct thps_scan scan;
 	struct thps_ctx ctx;
@@ -479,7 +486,7 @@ END_TEST
 
 START_TEST(test_zero_vs_scalar)
 {
-	static const size_t sizes[] = { 4096, 16384, 65536, 100, 63, 65, 8, 7, 0 };
+	static const size_t sizes[] = {4096, 16384, 65536, 100, 63, 65, 8, 7, 0};
 	unsigned char *buf = aligned_alloc(64, 65536 * 4 + 64);
 	unsigned seed = 12345;
 
@@ -550,6 +557,34 @@ START_TEST(test_starttime)
 }
 END_TEST
 
+START_TEST(test_probe)
+{
+	const struct thps_source_ops *src = thps_source_find("scanner");
+	struct thps_ctx ctx;
+	char why[512], p[PATH_MAX];
+	FILE *f;
+
+	ck_assert_ptr_eq(src, &thps_source_scanner);
+	fixture_ctx(&ctx, FIX_PROC, "/nonexistent");
+	ck_assert_int_eq(src->probe(&ctx, why, sizeof(why)), 0);
+	ck_assert_msg(strstr(why, "THP geometry") != NULL, "why: %s", why);
+
+	mkdir_p("sys");
+	mkdir_p("sys/kernel");
+	mkdir_p("sys/kernel/mm");
+	mkdir_p("sys/kernel/mm/transparent_hugepage");
+	snprintf(p, sizeof(p), "%s/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", tmpdir);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("2097152\n", f);
+	fclose(f);
+	snprintf(ctx.sys_root, sizeof(ctx.sys_root), "%s/sys", tmpdir);
+	/* the fixture has kpageflags and kpagecgroup but no self/pagemap */
+	ck_assert_int_eq(src->probe(&ctx, why, sizeof(why)), 0);
+	ck_assert_msg(strstr(why, "self/pagemap") != NULL, "why: %s", why);
+}
+END_TEST
+
 static Suite *scanner_suite(void)
 {
 	Suite *s = suite_create("scanner");
@@ -574,6 +609,7 @@ static Suite *scanner_suite(void)
 	tcase_add_test(tt, test_collect_skips_exited);
 	tcase_add_test(tt, test_collect_attribution);
 	tcase_add_test(tt, test_cgroup_map);
+	tcase_add_test(tt, test_probe);
 	suite_add_tcase(s, tt);
 	return s;
 }

@@ -24,6 +24,9 @@ if scan-dump > "$out" 2>&1; then
 	echo "# $sum"
 	vm_check attribution-a "$la" [ "$la" = "cgroup /scan-a thps 16 partial 2 unmapped_bytes 3375104" ]
 	vm_check attribution-b "$lb" [ "$lb" = "cgroup /scan-b thps 6 partial 0 unmapped_bytes 0" ]
+	# kernel threads have no address space: neither scanned nor skipped
+	sk=$(echo "$sum" | sed -n 's/.* procs_skipped \([0-9]*\) .*/\1/p')
+	vm_check kthreads-not-skipped "procs_skipped=$sk" [ "${sk:-99}" -lt 5 ]
 	m=${sum##* method }
 	case $THPS_KERNEL in
 	k61) vm_check method "$m (6.1 has no PAGEMAP_SCAN)" [ "$m" = pagemap ] ;;
@@ -58,3 +61,22 @@ else
 fi
 vm_bloat_stop "$pida"
 vm_bloat_stop "$pidb"
+
+# deduplication: 4 THPs PMD-mapped by a parent and its forked child count once, 4 shared
+cgf=$(vm_cgroup_new scan-fork)
+rm -f /tmp/forked.ready
+sh -c "echo \$\$ > '$cgf/cgroup.procs' && exec thps-forked 4 /tmp/forked.ready" &
+i=0
+while [ ! -s /tmp/forked.ready ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -s /tmp/forked.ready ]; then
+	fpid=$(sed -n 's/.*pid=\([0-9]*\) .*/\1/p' /tmp/forked.ready)
+	scan-dump --cgroup /scan-fork > "$out" 2>&1
+	vm_check dedupe "$(grep '^cgroup' "$out") $(grep '^summary' "$out" | cut -d' ' -f1-9)" \
+		sh -c "grep -q '^cgroup /scan-fork thps 4 partial 0 ' '$out' &&
+			grep -q '^summary procs_scanned [0-9]* procs_skipped [0-9]* thps 4 shared 4 ' '$out' &&
+			grep -q '^bucket 0 thps 4 zero 2044$' '$out'"
+	kill "$fpid"
+	wait "$fpid" 2>/dev/null
+else
+	vm_fail dedupe "thps-forked never got ready"
+fi

@@ -1,0 +1,87 @@
+/* thpshrink probe: what this kernel lets thpshrink do, and what follows for the operator. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
+#include "probe.h"
+
+static void probe_usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "Usage: thpshrink probe [--json] [--write-test]\n\n"
+	    "Reports the kernel's THP and cgroup capabilities and what follows for thpshrink.\n\n"
+	    "  --json        machine-readable output (schemas/probe.schema.json)\n"
+	    "  --write-test  decide memory.reclaim's swappiness= key by writing\n"
+	    "                '0 swappiness=60' (asks for nothing) to the v2 root's\n"
+	    "                memory.reclaim; without it the answer is inferred from the\n"
+	    "                kernel version. For test VMs and hosts you own.\n");
+}
+
+int thps_cli_probe(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"write-test", no_argument, NULL, 'w'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	struct thps_probe *p;
+	struct thps_ctx ctx;
+	unsigned flags = 0;
+	bool json = false;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jwh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'w':
+			flags |= THPS_PROBE_WRITE_TEST;
+			break;
+		case 'h':
+			probe_usage(stdout);
+			return 0;
+		default:
+			probe_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		log_error("probe: unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	thps_ctx_init(&ctx);
+	p = malloc(sizeof(*p));
+	if (!p) {
+		log_error_errno(-ENOMEM, "Failed to probe the kernel: %m");
+		return 1;
+	}
+	r = thps_probe_run(&ctx, flags, p);
+	if (r < 0) {
+		log_error_errno(r, "Failed to probe the kernel: %m");
+		free(p);
+		return 1;
+	}
+	if (json) {
+		json_object *o = thps_probe_to_json(p);
+
+		if (!o) {
+			log_error_errno(-ENOMEM, "Failed to format the probe as JSON: %m");
+			free(p);
+			return 1;
+		}
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							   JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else
+		thps_probe_print(stdout, p);
+	free(p);
+	return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,91 @@
+# 10-probe: `thpshrink probe --json` tells what each kernel can do, and says so where it cannot;
+# on the RFC kernel the debugfs thp_utilization parser sees a low-utilization workload.
+# --write-test decides memory.reclaim's swappiness= key by a write that asks for 0 bytes.
+P=/tmp/probe.json
+
+probe() { # runs the probe into $P; 0 if it worked
+	thpshrink probe --json --write-test > "$P" 2> /tmp/probe.err && return 0
+	vm_fail run "thpshrink probe --json failed: $(cat /tmp/probe.err)"
+	return 1
+}
+# A top-level value of the pretty-printed JSON ("key":value), without quotes.
+jv() { sed -n "s/^  \"$1\":\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$P"; }
+# A finding's value.
+fv() { awk -v k="\"key\":\"$1\"," '$0 ~ k {f=1; next} f && /"value":/ {sub(/^ *"value":"/, ""); sub(/",$/, ""); print; exit}' "$P"; }
+expect() { # NAME KEY WANT
+	_got=$(jv "$2")
+	vm_check "$1" "$2=$_got (want $3)" [ "$_got" = "$3" ]
+}
+
+if probe; then
+	mpn=$(vm_thp_knob khugepaged/max_ptes_none)
+	expect cgroup-v2 cgroup_version 2
+	expect can-reclaim can_reclaim true
+	expect split-debugfs have_split_debugfs true
+	risk=false; [ "$mpn" -ge 511 ] && risk=true
+	expect recollapse-risk recollapse_risk "$risk"
+	# memory.reclaim's swappiness= arrived in 6.12: the write test says yes there, no on 6.1.
+	want=no; [ "$THPS_KERNEL" = k612 ] && want=yes
+	expect swappiness reclaim_swappiness "$want"
+	expect swappiness-tested reclaim_swappiness_tested true
+	case $THPS_KERNEL in
+	k612)
+		expect split-frees split_frees_zero_subpages true
+		expect split-kind split_kind upstream
+		expect no-thp-utilization have_thp_utilization false
+		vm_check shrink-underused-present "thp.shrink_underused=$(fv thp.shrink_underused)" \
+			[ "$(fv thp.shrink_underused | cut -c1)" = 1 ]
+		# Lowering max_ptes_none ends the re-collapse risk and wakes the underused shrinker.
+		vm_set_thp_knob khugepaged/max_ptes_none 409
+		if probe; then
+			expect recollapse-risk-409 recollapse_risk false
+			expect underused-shrinker-409 underused_shrinker_active true
+		fi
+		;;
+	k61)
+		expect split-frees-nothing split_frees_zero_subpages false
+		expect split-kind split_kind none
+		expect no-thp-utilization have_thp_utilization false
+		v=$(fv split.frees_zero_subpages)
+		vm_check says-frees-nothing "split.frees_zero_subpages=$v" [ "$v" = no ]
+		thpshrink probe > /tmp/probe.txt 2>&1
+		vm_check text-says-nothing-freed "$(grep -c 'free nothing' /tmp/probe.txt) line(s) say splits free nothing" \
+			grep -q 'free nothing' /tmp/probe.txt
+		vm_check no-shrink-underused "thp.shrink_underused=$(fv thp.shrink_underused)" \
+			[ "$(fv thp.shrink_underused)" = absent ]
+		;;
+	rfc)
+		expect split-frees split_frees_zero_subpages true
+		expect split-kind split_kind rfc
+		expect thp-utilization have_thp_utilization true
+		cg=$(vm_cgroup_new probe-rfc)
+		# 48 THPs with 4 used subpages each: bucket 0. The kernel's file changes only at the
+		# end of a full pass over memory (~9 s for 2 GiB), so wait for two passes.
+		if vm_bloat_start "$cg" --mix 4:48; then
+			t0=$(vm_uptime) n=0 st=""
+			while :; do
+				probe || break
+				b0=$(fv debugfs.thp_utilization)
+				n=$(echo "$b0" | sed -n 's/.*bucket 0: \([0-9]*\) THPs.*/\1/p')
+				st=$(echo "$b0" | sed -n 's/.*last scan \([0-9.]*\) s.*/\1/p')
+				[ "${n:-0}" -ge 48 ] && break
+				[ "$(awk -v a="$(vm_uptime)" -v b="$t0" 'BEGIN{print (a-b > 60)}')" = 1 ] && break
+				sleep 2
+			done
+			waited=$(awk -v a="$(vm_uptime)" -v b="$t0" 'BEGIN{printf "%.1f", a-b}')
+			vm_check bucket0 "thp_utilization: $b0 after ${waited}s (want >= 48 THPs in bucket 0)" \
+				[ "${n:-0}" -ge 48 ]
+			vm_check last-scan-after-start "last scan at ${st:-?}s, workload started at ${t0}s" \
+				awk -v s="${st:-0}" -v t="$t0" 'BEGIN{exit !(s > t)}'
+			v=$(vm_bloat_verify)
+			vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
+			vm_bloat_stop
+		else
+			vm_fail bloat-start "thpshrink-bloat did not start: $(cat "$BLOAT_LOG")"
+		fi
+		;;
+	*)
+		vm_skip kernel "unknown THPS_KERNEL '$THPS_KERNEL'"
+		;;
+	esac
+fi
