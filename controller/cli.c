@@ -5,7 +5,7 @@
 
 const struct thps_cli_command thps_cli_commands[] = {
 	{ "report", "scan THPs and print per-cgroup utilization and waste", cli_report },
-	{ "reclaim", "give one cgroup's wasted THP memory back (memory.reclaim or split)", thps_cli_reclaim },
 	{ "probe", "what this kernel lets thpshrink do, and what follows", thps_cli_probe },
+	{ "reclaim", "give one cgroup's wasted THP memory back (memory.reclaim or split)", thps_cli_reclaim },
 	{ NULL, NULL, NULL },
 };

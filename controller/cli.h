@@ -12,6 +12,6 @@ extern const struct thps_cli_command thps_cli_commands[];
 
 /* thpshrink report (cli-report.c). */
 int cli_report(int argc, char **argv);
+int thps_cli_probe(int argc, char **argv);
 /* thpshrink reclaim (cli-reclaim.c) */
 int thps_cli_reclaim(int argc, char **argv);
-int thps_cli_probe(int argc, char **argv);

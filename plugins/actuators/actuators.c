@@ -10,6 +10,7 @@
 #include "actuator.h"
 #include "fileio.h"
 #include "macro.h"
+#include "probe.h"
 
 const struct thps_actuator_ops *const thps_actuators[] = {
 	&thps_actuator_reclaim,
@@ -110,28 +111,30 @@ static int thp_knob_path(const struct thps_ctx *ctx, const char *rel, char *buf,
 
 int thps_split_frees_zero_subpages(const struct thps_ctx *ctx, char *why, size_t size)
 {
-	struct thps_vmstat vs;
-	char path[PATH_MAX];
+	_cleanup_free_ struct thps_probe *p = NULL;
 	int r;
 
-	r = thp_knob_path(ctx, "shrink_underused", path, sizeof(path));
+	/* The kernel probe decides (RFC counters, upstream's shrinker knob or counter); this
+	 * function only words the answer for the split actuator. */
+	p = malloc(sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	r = thps_probe_run(ctx, 0, p);
 	if (r < 0)
 		return r;
-	if (access(path, F_OK) == 0) {
+	switch (p->split_kind) {
+	case THPS_SPLIT_UPSTREAM:
 		snprintf(why, size, "a split remaps zero subpages to the shared zero page (Linux >= 6.12)");
 		return 1;
-	}
-	r = read_vmstat(ctx, &vs);
-	if (r < 0)
-		return r;
-	if (vs.thp_split_free != UINT64_MAX) {
+	case THPS_SPLIT_RFC:
 		snprintf(why, size, "a split frees zero subpages (THP shrinker RFC: vmstat thp_split_free)");
 		return 1;
+	default:
+		snprintf(why, size, "a split frees nothing on this kernel: it neither remaps zero subpages "
+			 "to the shared zero page (Linux >= 6.12, no transparent_hugepage/shrink_underused "
+			 "here) nor has the THP shrinker RFC (no vmstat thp_split_free)");
+		return 0;
 	}
-	snprintf(why, size, "a split frees nothing on this kernel: it neither remaps zero subpages to "
-		 "the shared zero page (Linux >= 6.12, no transparent_hugepage/shrink_underused here) "
-		 "nor has the THP shrinker RFC (no vmstat thp_split_free)");
-	return 0;
 }
 
 int thps_reclaim_frees_zero_subpages(const struct thps_ctx *ctx, const struct thps_geometry *g,

@@ -171,6 +171,8 @@ START_TEST(test_reclaim_says_when_it_cannot_free)
 	/* the RFC: its shrinker runs under memory.reclaim */
 	put("proc/vmstat", "thp_split_page 0\nthp_split_free 0\nthp_split_unmap 0\n");
 	ck_assert_int_eq(thps_reclaim_frees_zero_subpages(&ctx, &geom, why, sizeof(why)), 1);
+	ck_assert_int_eq(thps_split_frees_zero_subpages(&ctx, why, sizeof(why)), 1);
+	ck_assert_ptr_nonnull(strstr(why, "RFC"));
 }
 END_TEST
 
@@ -181,8 +183,10 @@ START_TEST(test_split_refuses_where_it_frees_nothing)
 	struct thps_act_result res;
 	char path[PATH_MAX], *text;
 
+	/* 6.1: neither the shrinker's knob nor its counter */
 	snprintf(path, sizeof(path), "%s/sys/kernel/mm/transparent_hugepage/shrink_underused", root);
 	ck_assert_int_eq(unlink(path), 0);
+	put("proc/vmstat", "nr_free_pages 1\nthp_split_page 7\n");
 	ck_assert_int_eq(thps_actuator_split.act(&ctx, &req, &res), 0);
 	ck_assert(!res.acted);
 	ck_assert_ptr_nonnull(strstr(res.note, "refused: a split frees nothing"));

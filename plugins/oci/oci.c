@@ -1,0 +1,471 @@
+/* The hook's pure logic: everything from stdin, config.json and /proc text is hostile, so each
+ * field is typed, bounded and validated here before it can name a file or a cgroup. */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "oci/oci.h"
+
+void thps_oci_state_free(struct thps_oci_state *s)
+{
+	if (!s)
+		return;
+	free(s->bundle);
+	free(s->policy);
+	free(s->mode);
+	s->bundle = s->policy = s->mode = NULL;
+}
+
+int thps_json_parse_bounded(const char *buf, size_t len, size_t max_len, void **ret)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+	size_t used;
+
+	if (len > max_len)
+		return -EFBIG;
+	if (len == 0 || memchr(buf, '\0', len))
+		return -EBADMSG;
+	tok = json_tokener_new_ex(THPS_OCI_JSON_DEPTH);
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, buf, (int)len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success) {
+		json_object_put(o);
+		json_tokener_free(tok);
+		return -EBADMSG;
+	}
+	used = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	for (; used < len; used++)
+		if (!strchr(" \t\r\n", buf[used])) {
+			json_object_put(o);
+			return -EBADMSG;
+		}
+	*ret = o;
+	return 0;
+}
+
+static bool name_char_valid(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+	       c == '.' || c == '-';
+}
+
+static bool name_chars_valid(const char *s, size_t max)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strlen(s);
+	if (n == 0 || n > max || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!name_char_valid(*p))
+			return false;
+	return true;
+}
+
+bool thps_oci_id_valid(const char *s)
+{
+	return name_chars_valid(s, THPS_OCI_ID_MAX);
+}
+
+bool thps_policy_name_valid(const char *s)
+{
+	return name_chars_valid(s, THPS_OCI_NAME_MAX);
+}
+
+const char *thps_mode_normalize(const char *s)
+{
+	if (s && !strcmp(s, "observe"))
+		return "observe";
+	if (s && !strcmp(s, "enforce"))
+		return "enforce";
+	return NULL;
+}
+
+static const char *const stage_names[] = {
+	[THPS_OCI_STAGE_NONE] = "none",
+	[THPS_OCI_STAGE_CREATE_RUNTIME] = "createRuntime",
+	[THPS_OCI_STAGE_CREATE_CONTAINER] = "createContainer",
+	[THPS_OCI_STAGE_START_CONTAINER] = "startContainer",
+	[THPS_OCI_STAGE_POSTSTART] = "poststart",
+	[THPS_OCI_STAGE_POSTSTOP] = "poststop",
+};
+
+enum thps_oci_stage thps_oci_stage_from_string(const char *s)
+{
+	if (!s)
+		return THPS_OCI_STAGE_NONE;
+	for (size_t i = 1; i < ELEMENTSOF(stage_names); i++)
+		if (!strcmp(s, stage_names[i]))
+			return (enum thps_oci_stage)i;
+	/* "prestart" is the deprecated name of createRuntime. */
+	if (!strcmp(s, "prestart"))
+		return THPS_OCI_STAGE_CREATE_RUNTIME;
+	return THPS_OCI_STAGE_NONE;
+}
+
+enum thps_oci_stage thps_oci_stage_from_status(const char *status)
+{
+	if (!status)
+		return THPS_OCI_STAGE_NONE;
+	if (!strcmp(status, "creating") || !strcmp(status, "created"))
+		return THPS_OCI_STAGE_CREATE_RUNTIME;
+	if (!strcmp(status, "running"))
+		return THPS_OCI_STAGE_POSTSTART;
+	if (!strcmp(status, "stopped"))
+		return THPS_OCI_STAGE_POSTSTOP;
+	return THPS_OCI_STAGE_NONE;
+}
+
+const char *thps_oci_stage_to_string(enum thps_oci_stage st)
+{
+	return (size_t)st < ELEMENTSOF(stage_names) ? stage_names[st] : "none";
+}
+
+/* Copies a string member of o into dst (size bytes). Absent → 0 and dst untouched;
+ * returns -EBADMSG for a wrong type, -ENAMETOOLONG when it does not fit. */
+static int get_string(struct json_object *o, const char *key, char *dst, size_t size)
+{
+	struct json_object *v;
+	const char *s;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return -EBADMSG;
+	s = json_object_get_string(v);
+	if (strlen(s) >= size)
+		return -ENAMETOOLONG;
+	strcpy(dst, s);
+	return 1;
+}
+
+static int get_strdup(struct json_object *o, const char *key, size_t max, char **ret)
+{
+	struct json_object *v;
+	const char *s;
+	char *d;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return -EBADMSG;
+	s = json_object_get_string(v);
+	if (strlen(s) > max)
+		return -ENAMETOOLONG;
+	d = strdup(s);
+	if (!d)
+		return -ENOMEM;
+	*ret = d;
+	return 1;
+}
+
+int thps_oci_state_parse(const char *buf, size_t len, struct thps_oci_state *ret)
+{
+	struct thps_oci_state s = { 0 };
+	struct json_object *o = NULL, *v, *ann;
+	void *root;
+	int r;
+
+	r = thps_json_parse_bounded(buf, len, THPS_OCI_STATE_MAX, &root);
+	if (r < 0)
+		return r;
+	o = root;
+	if (!json_object_is_type(o, json_type_object)) {
+		r = -EBADMSG;
+		goto fail;
+	}
+	r = get_string(o, "ociVersion", s.oci_version, sizeof(s.oci_version));
+	if (r == 0)
+		r = -EBADMSG;
+	if (r < 0)
+		goto fail;
+	r = get_string(o, "id", s.id, sizeof(s.id));
+	if (r == -ENAMETOOLONG || r == 0 || (r > 0 && !thps_oci_id_valid(s.id))) {
+		r = -EINVAL;
+		goto fail;
+	}
+	if (r < 0)
+		goto fail;
+	r = get_string(o, "status", s.status, sizeof(s.status));
+	if (r < 0)
+		goto fail;
+	if (json_object_object_get_ex(o, "pid", &v)) {
+		int64_t pid;
+
+		if (!json_object_is_type(v, json_type_int)) {
+			r = -EBADMSG;
+			goto fail;
+		}
+		pid = json_object_get_int64(v);
+		/* pid_max is at most 2^22; 0 means "no process" (allowed in poststop). */
+		if (pid < 0 || pid > (1 << 22)) {
+			r = -EBADMSG;
+			goto fail;
+		}
+		s.pid = (pid_t)pid;
+	}
+	r = get_strdup(o, "bundle", 4096, &s.bundle);
+	if (r < 0)
+		goto fail;
+	if (json_object_object_get_ex(o, "annotations", &ann)) {
+		if (!json_object_is_type(ann, json_type_object)) {
+			r = -EBADMSG;
+			goto fail;
+		}
+		/* Kept as given (bounded): the caller decides and logs whether they are valid. */
+		r = get_strdup(ann, THPS_ANN_POLICY, 256, &s.policy);
+		if (r == -ENAMETOOLONG)
+			s.policy = strdup("(too long)");
+		else if (r < 0)
+			goto fail;
+		r = get_strdup(ann, THPS_ANN_MODE, 256, &s.mode);
+		if (r == -ENAMETOOLONG)
+			s.mode = strdup("(too long)");
+		else if (r < 0)
+			goto fail;
+	}
+	json_object_put(o);
+	*ret = s;
+	return 0;
+fail:
+	json_object_put(o);
+	thps_oci_state_free(&s);
+	return r;
+}
+
+bool thps_cgroup_path_valid(const char *p)
+{
+	size_t n;
+
+	if (!p || p[0] != '/')
+		return false;
+	n = strlen(p);
+	if (n >= THPS_CGROUP_PATH_MAX)
+		return false;
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f || *c == '\\')
+			return false;
+	if (strstr(p, "//"))
+		return false;
+	/* No "." or ".." component anywhere. */
+	for (const char *c = p; (c = strchr(c, '/')); c++) {
+		if (c[1] == '.' && (c[2] == '/' || c[2] == '\0'))
+			return false;
+		if (c[1] == '.' && c[2] == '.' && (c[3] == '/' || c[3] == '\0'))
+			return false;
+	}
+	return true;
+}
+
+static int append(char *buf, size_t size, size_t *pos, const char *s, size_t n)
+{
+	if (*pos + n >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf + *pos, s, n);
+	*pos += n;
+	buf[*pos] = '\0';
+	return 0;
+}
+
+int thps_systemd_slice_expand(const char *slice, char *buf, size_t size)
+{
+	const char *suffix = ".slice";
+	size_t n, pos = 0, stem;
+	int r;
+
+	if (size == 0)
+		return -ENAMETOOLONG;
+	n = strlen(slice);
+	if (n <= strlen(suffix) || strcmp(slice + n - strlen(suffix), suffix))
+		return -EINVAL;
+	buf[0] = '\0';
+	if (!strcmp(slice, "-.slice"))
+		return 0;
+	stem = n - strlen(suffix);
+	if (slice[0] == '-' || slice[stem - 1] == '-' || strstr(slice, "--"))
+		return -EINVAL;
+	for (size_t i = 0; i < stem; i++)
+		if (!name_char_valid(slice[i]))
+			return -EINVAL;
+	/* Every '-' ends a parent: a-b-c.slice lives in a.slice/a-b.slice/. */
+	for (size_t i = 0; i <= stem; i++) {
+		if (i < stem && slice[i] != '-')
+			continue;
+		if (pos > 0 && (r = append(buf, size, &pos, "/", 1)) < 0)
+			return r;
+		if ((r = append(buf, size, &pos, slice, i)) < 0 ||
+		    (r = append(buf, size, &pos, suffix, strlen(suffix))) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int resolve_systemd(const char *cp, char *buf, size_t size)
+{
+	const char *c1 = strchr(cp, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	char slice[256], prefix[256], name[256], exp[THPS_CGROUP_PATH_MAX];
+	int r, n;
+
+	if (!c1 || !c2 || strchr(c2 + 1, ':'))
+		return -EINVAL;
+	if ((size_t)(c1 - cp) >= sizeof(slice) || (size_t)(c2 - c1 - 1) >= sizeof(prefix) ||
+	    strlen(c2 + 1) >= sizeof(name))
+		return -ENAMETOOLONG;
+	memcpy(slice, cp, c1 - cp);
+	slice[c1 - cp] = '\0';
+	memcpy(prefix, c1 + 1, c2 - c1 - 1);
+	prefix[c2 - c1 - 1] = '\0';
+	strcpy(name, c2 + 1);
+	if (!slice[0])
+		strcpy(slice, "system.slice");
+	if (!name_chars_valid(name, 200) || (prefix[0] && !name_chars_valid(prefix, 200)))
+		return -EINVAL;
+	r = thps_systemd_slice_expand(slice, exp, sizeof(exp));
+	if (r < 0)
+		return r;
+	n = strlen(name);
+	if (n > 6 && !strcmp(name + n - 6, ".slice")) {
+		/* The container is a slice of its own: its path is its expansion. */
+		r = thps_systemd_slice_expand(name, exp, sizeof(exp));
+		if (r < 0)
+			return r;
+		n = snprintf(buf, size, "/%s", exp);
+	} else if (prefix[0])
+		n = snprintf(buf, size, "%s%s/%s-%s.scope", exp[0] ? "/" : "", exp, prefix, name);
+	else
+		n = snprintf(buf, size, "%s%s/%s.scope", exp[0] ? "/" : "", exp, name);
+	if (n < 0 || (size_t)n >= size || n >= THPS_CGROUP_PATH_MAX)
+		return -ENAMETOOLONG;
+	return thps_cgroup_path_valid(buf) ? 0 : -EINVAL;
+}
+
+int thps_oci_cgroups_path_resolve(const char *cgroups_path, const char *base, char *buf, size_t size)
+{
+	char tmp[THPS_CGROUP_PATH_MAX];
+	int n;
+
+	if (!cgroups_path || !*cgroups_path)
+		return -ENODATA;
+	if (cgroups_path[0] == '/')
+		n = snprintf(tmp, sizeof(tmp), "%s", cgroups_path);
+	else if (strchr(cgroups_path, ':'))
+		return resolve_systemd(cgroups_path, buf, size);
+	else {
+		if (!base || !*base || !strcmp(base, "/"))
+			base = "";
+		n = snprintf(tmp, sizeof(tmp), "%s/%s", base, cgroups_path);
+	}
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	/* Runtimes accept a trailing '/'; we store the canonical form. */
+	while (n > 1 && tmp[n - 1] == '/')
+		tmp[--n] = '\0';
+	if (!thps_cgroup_path_valid(tmp))
+		return -EINVAL;
+	if ((size_t)n >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, tmp, n + 1);
+	return 0;
+}
+
+int thps_oci_config_cgroups_path(const char *buf, size_t len, char **ret)
+{
+	struct json_object *o, *linux_o, *v;
+	void *root;
+	char *s;
+	int r;
+
+	r = thps_json_parse_bounded(buf, len, THPS_OCI_CONFIG_MAX, &root);
+	if (r < 0)
+		return r;
+	o = root;
+	if (!json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return -EBADMSG;
+	}
+	if (!json_object_object_get_ex(o, "linux", &linux_o) ||
+	    !json_object_is_type(linux_o, json_type_object) ||
+	    !json_object_object_get_ex(linux_o, "cgroupsPath", &v)) {
+		json_object_put(o);
+		return -ENODATA;
+	}
+	if (!json_object_is_type(v, json_type_string) || strlen(json_object_get_string(v)) >= THPS_CGROUP_PATH_MAX) {
+		json_object_put(o);
+		return -EBADMSG;
+	}
+	s = strdup(json_object_get_string(v));
+	json_object_put(o);
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
+
+int thps_proc_cgroup_v2_path(const char *text, char *buf, size_t size)
+{
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+
+		if (n >= 3 && !strncmp(line, "0::", 3)) {
+			char tmp[THPS_CGROUP_PATH_MAX];
+			size_t pn = n - 3;
+			const char *del = " (deleted)";
+
+			if (pn >= sizeof(tmp))
+				return -ENAMETOOLONG;
+			memcpy(tmp, line + 3, pn);
+			tmp[pn] = '\0';
+			/* A cgroup removed under a live process reads "... (deleted)": it has no path. */
+			if (pn > strlen(del) && !strcmp(tmp + pn - strlen(del), del))
+				return -EINVAL;
+			if (!thps_cgroup_path_valid(tmp))
+				return -EINVAL;
+			if (pn >= size)
+				return -ENAMETOOLONG;
+			memcpy(buf, tmp, pn + 1);
+			return 0;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return -ENODATA;
+}
+
+int thps_proc_stat_starttime(const char *text, uint64_t *ret)
+{
+	const char *p = strrchr(text, ')');
+	unsigned long long v;
+	char *end;
+
+	if (!p)
+		return -EINVAL;
+	p++;
+	/* After "comm)": field 3 (state) … field 22 (starttime): 20 fields on. */
+	for (int field = 3; field < 22; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return -EINVAL;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno || (*end && *end != ' ' && *end != '\n'))
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
