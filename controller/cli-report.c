@@ -32,38 +32,43 @@ struct report_args {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: thpshrink report [OPTIONS]\n\n"
-		"Scans the anonymous transparent huge pages of every process (root only) and prints, per\n"
-		"memory cgroup, how many 4 KiB subpages of each THP hold data (the RFC's histogram), the\n"
-		"zero subpages a split would give back, and partially mapped THPs.\n\n"
-		"Options:\n"
-		"  --json                  print JSON (schemas/report.schema.json) instead of text\n"
-		"  --cgroup PATH           only this memory cgroup, PATH relative to its mount (\"/a/b\")\n"
-		"  --pid PID               only this process\n"
-		"  --max-thps-per-sec N    read at most N THPs per second (0 = unlimited, the default)\n"
-		"  --lowutil-bucket B      THPs in buckets 0..B count as low-utilization (0-9, default 0)\n"
-		"  --source NAME           use only this source (");
+	fprintf(
+	    f, "Usage: thpshrink report [OPTIONS]\n\n"
+	       "Scans the anonymous transparent huge pages of every process (root only) and "
+	       "prints, per\n"
+	       "memory cgroup, how many 4 KiB subpages of each THP hold data (the RFC's "
+	       "histogram), the\n"
+	       "zero subpages a split would give back, and partially mapped THPs.\n\n"
+	       "Options:\n"
+	       "  --json                  print JSON (schemas/report.schema.json) instead of text\n"
+	       "  --cgroup PATH           only this memory cgroup, PATH relative to its mount "
+	       "(\"/a/b\")\n"
+	       "  --pid PID               only this process\n"
+	       "  --max-thps-per-sec N    read at most N THPs per second (0 = unlimited, the "
+	       "default)\n"
+	       "  --lowutil-bucket B      THPs in buckets 0..B count as low-utilization (0-9, "
+	       "default 0)\n"
+	       "  --source NAME           use only this source (");
 	for (size_t i = 0; thps_sources[i]; i++)
 		fprintf(f, "%s%s", i ? ", " : "", thps_sources[i]->name);
 	fprintf(f, ")\n"
 		   "  -h, --help              show this help\n\n"
-		   "Exit status: 0 report printed, 1 the scan could not run (the message says why), 2 usage.\n");
+		   "Exit status: 0 report printed, 1 the scan could not run (the message says "
+		   "why), 2 usage.\n");
 }
 
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
 	enum { OPT_CGROUP = 0x100, OPT_PID, OPT_RATE, OPT_BUCKET, OPT_SOURCE, OPT_JSON };
 	static const struct option options[] = {
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "max-thps-per-sec", required_argument, NULL, OPT_RATE },
-		{ "lowutil-bucket", required_argument, NULL, OPT_BUCKET },
-		{ "source", required_argument, NULL, OPT_SOURCE },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"cgroup", required_argument, NULL, OPT_CGROUP},
+	    {"pid", required_argument, NULL, OPT_PID},
+	    {"max-thps-per-sec", required_argument, NULL, OPT_RATE},
+	    {"lowutil-bucket", required_argument, NULL, OPT_BUCKET},
+	    {"source", required_argument, NULL, OPT_SOURCE},
+	    {"help", no_argument, NULL, 'h'},
+	    {}};
 	uint64_t v;
 	int c;
 
@@ -75,38 +80,46 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			break;
 		case OPT_CGROUP:
 			if (optarg[0] != '/' || strlen(optarg) >= PATH_MAX) {
-				log_error("--cgroup: expected a cgroup path starting with '/', relative to the "
-					  "memory cgroup mount (e.g. \"/system.slice\"), got \"%s\"", optarg);
+				log_error(
+				    "--cgroup: expected a cgroup path starting with '/', relative "
+				    "to the "
+				    "memory cgroup mount (e.g. \"/system.slice\"), got \"%s\"",
+				    optarg);
 				return -EINVAL;
 			}
 			a->cgroup = optarg;
 			break;
 		case OPT_PID:
 			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT_MAX) {
-				log_error("--pid: expected a process id (1-%d), got \"%s\"", INT_MAX, optarg);
+				log_error("--pid: expected a process id (1-%d), got \"%s\"",
+					  INT_MAX, optarg);
 				return -EINVAL;
 			}
 			a->pid = (pid_t)v;
 			break;
 		case OPT_RATE:
 			if (parse_u64(optarg, &v) < 0) {
-				log_error("--max-thps-per-sec: expected a whole number of THPs per second "
-					  "(0 = unlimited), got \"%s\"", optarg);
+				log_error("--max-thps-per-sec: expected a whole number of THPs per "
+					  "second "
+					  "(0 = unlimited), got \"%s\"",
+					  optarg);
 				return -EINVAL;
 			}
 			a->max_thps_per_sec = v;
 			break;
 		case OPT_BUCKET:
 			if (parse_u64(optarg, &v) < 0 || v >= THPS_BUCKETS) {
-				log_error("--lowutil-bucket: expected a bucket number 0-%d, got \"%s\"",
-					  THPS_BUCKETS - 1, optarg);
+				log_error(
+				    "--lowutil-bucket: expected a bucket number 0-%d, got \"%s\"",
+				    THPS_BUCKETS - 1, optarg);
 				return -EINVAL;
 			}
 			a->lowutil_bucket = (unsigned)v;
 			break;
 		case OPT_SOURCE:
 			if (!thps_source_find(optarg)) {
-				log_error("--source: unknown source \"%s\"; 'thpshrink report --help' lists them",
+				log_error("--source: unknown source \"%s\"; 'thpshrink report "
+					  "--help' lists them",
 					  optarg);
 				return -EINVAL;
 			}
@@ -157,17 +170,21 @@ static int check_scanner_files(const struct thps_ctx *ctx)
 		const char *rel;
 		const char *missing;
 	} files[] = {
-		{ "self/pagemap", "the kernel lacks CONFIG_PROC_PAGE_MONITOR; use a kernel built with it" },
-		{ "kpageflags", "the kernel lacks CONFIG_PROC_PAGE_MONITOR; use a kernel built with it" },
-		{ "kpagecgroup", "the kernel lacks CONFIG_MEMCG; without it pages cannot be attributed to cgroups" },
+	    {"self/pagemap",
+	     "the kernel lacks CONFIG_PROC_PAGE_MONITOR; use a kernel built with it"},
+	    {"kpageflags", "the kernel lacks CONFIG_PROC_PAGE_MONITOR; use a kernel built with it"},
+	    {"kpagecgroup",
+	     "the kernel lacks CONFIG_MEMCG; without it pages cannot be attributed to cgroups"},
 	};
 
 	char self[PATH_MAX];
 
 	/* Without procfs every file below is "missing", and the kernel is not to blame. */
-	if (thps_path(self, sizeof(self), ctx->proc_root, "self/stat") < 0 || access(self, F_OK) < 0)
-		return log_error_errno(-ENOENT, "'%s' is not a mounted procfs ('%s' is missing): mount "
-					  "/proc (in a container: share the host's /proc read-only)",
+	if (thps_path(self, sizeof(self), ctx->proc_root, "self/stat") < 0 ||
+	    access(self, F_OK) < 0)
+		return log_error_errno(-ENOENT,
+				       "'%s' is not a mounted procfs ('%s' is missing): mount "
+				       "/proc (in a container: share the host's /proc read-only)",
 				       ctx->proc_root, self);
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
 		_cleanup_close_ int fd = -1;
@@ -182,10 +199,14 @@ static int check_scanner_files(const struct thps_ctx *ctx)
 			continue;
 		r = negative_errno();
 		if (r == -ENOENT)
-			return log_error_errno(r, "Cannot open '%s': %m: %s", path, files[i].missing);
+			return log_error_errno(r, "Cannot open '%s': %m: %s", path,
+					       files[i].missing);
 		if (r == -EACCES || r == -EPERM)
-			return log_error_errno(r, "Cannot open '%s': %m: it needs root with CAP_SYS_ADMIN "
-						  "(in a container: run privileged, with /proc not masked)", path);
+			return log_error_errno(
+			    r,
+			    "Cannot open '%s': %m: it needs root with CAP_SYS_ADMIN "
+			    "(in a container: run privileged, with /proc not masked)",
+			    path);
 		return log_error_errno(r, "Cannot open '%s': %m", path);
 	}
 	return 0;
@@ -200,11 +221,13 @@ static int check_pid(const struct thps_ctx *ctx, pid_t pid)
 	if (r < 0)
 		return r;
 	if (access(path, F_OK) < 0)
-		return log_error_errno(negative_errno(), "--pid: no process %d ('%s'): %m", (int)pid, path);
+		return log_error_errno(negative_errno(), "--pid: no process %d ('%s'): %m",
+				       (int)pid, path);
 	return 0;
 }
 
-static const struct thps_source_status *status_of(const struct thps_source_status *st, size_t n, const char *name)
+static const struct thps_source_status *status_of(const struct thps_source_status *st, size_t n,
+						  const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(st[i].name, name))
@@ -213,8 +236,9 @@ static const struct thps_source_status *status_of(const struct thps_source_statu
 }
 
 /* Runs the chosen (or every usable) source. Returns 0, or -errno after logging. */
-static int collect(const struct thps_ctx *ctx, const struct report_args *a, const struct thps_scan_opts *so,
-		   const struct thps_source_status *st, size_t n_st, struct thps_scan *scan)
+static int collect(const struct thps_ctx *ctx, const struct report_args *a,
+		   const struct thps_scan_opts *so, const struct thps_source_status *st,
+		   size_t n_st, struct thps_scan *scan)
 {
 	size_t ran = 0;
 
@@ -228,26 +252,30 @@ static int collect(const struct thps_ctx *ctx, const struct report_args *a, cons
 			continue;
 		if (!s || !s->usable) {
 			if (required)
-				return log_error_errno(-EOPNOTSUPP, "Source '%s' is not usable here: %s", src->name,
-						       s ? s->reason : "not probed");
+				return log_error_errno(-EOPNOTSUPP,
+						       "Source '%s' is not usable here: %s",
+						       src->name, s ? s->reason : "not probed");
 			continue;
 		}
 		r = src->collect(ctx, so, scan);
 		if (r < 0) {
 			if (r == -ENOENT && so->cgroup)
-				return log_error_errno(r, "--cgroup: no memory cgroup \"%s\": %m", so->cgroup);
+				return log_error_errno(r, "--cgroup: no memory cgroup \"%s\": %m",
+						       so->cgroup);
 			if (r == -ESRCH && so->pid)
-				return log_error_errno(r, "--pid: process %d is gone: %m", (int)so->pid);
+				return log_error_errno(r, "--pid: process %d is gone: %m",
+						       (int)so->pid);
 			if (required)
 				return log_error_errno(r, "Source '%s' failed: %m", src->name);
-			log_warning_errno(r, "Source '%s' failed, leaving its figures out: %m", src->name);
+			log_warning_errno(r, "Source '%s' failed, leaving its figures out: %m",
+					  src->name);
 			continue;
 		}
 		ran++;
 	}
 	if (ran == 0)
 		return log_error_errno(-EOPNOTSUPP, "No usable source ran; the sources line of "
-					  "'thpshrink report' says why each is unusable");
+						    "'thpshrink report' says why each is unusable");
 	return 0;
 }
 
@@ -277,13 +305,17 @@ int cli_report(int argc, char **argv)
 	thps_ctx_init(&ctx);
 	r = thps_geometry_load(&ctx, &geom);
 	if (r == -ENOENT) {
-		log_error_errno(r, "No '%s/kernel/mm/transparent_hugepage/hpage_pmd_size': %m: this kernel "
-				   "has no transparent huge pages, so there is nothing to report", ctx.sys_root);
+		log_error_errno(
+		    r,
+		    "No '%s/kernel/mm/transparent_hugepage/hpage_pmd_size': %m: this kernel "
+		    "has no transparent huge pages, so there is nothing to report",
+		    ctx.sys_root);
 		return 1;
 	}
 	if (r < 0) {
-		log_error_errno(r, "Failed to read the THP size under '%s/kernel/mm/transparent_hugepage': %m",
-				ctx.sys_root);
+		log_error_errno(
+		    r, "Failed to read the THP size under '%s/kernel/mm/transparent_hugepage': %m",
+		    ctx.sys_root);
 		return 1;
 	}
 	if (!a.source || !strcmp(a.source, "scanner"))
@@ -310,7 +342,8 @@ int cli_report(int argc, char **argv)
 	if (r >= 0) {
 		thps_scan_finish(&scan, a.lowutil_bucket);
 		thps_scan_sort(&scan);
-		r = a.json ? thps_report_json(stdout, &scan, &ro) : thps_report_text(stdout, &scan, &ro);
+		r = a.json ? thps_report_json(stdout, &scan, &ro)
+			   : thps_report_text(stdout, &scan, &ro);
 		if (r >= 0 && fflush(stdout) != 0)
 			r = negative_errno();
 		if (r < 0)

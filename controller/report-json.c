@@ -43,7 +43,8 @@ static void json_u64_or_null(FILE *f, bool have, uint64_t v)
 		fputs("null", f);
 }
 
-static void json_buckets(FILE *f, const struct thps_geometry *g, const struct thps_hist *h, const char *ind)
+static void json_buckets(FILE *f, const struct thps_geometry *g, const struct thps_hist *h,
+			 const char *ind)
 {
 	fputs("[\n", f);
 	for (unsigned b = 0; b < THPS_BUCKETS; b++) {
@@ -53,7 +54,8 @@ static void json_buckets(FILE *f, const struct thps_geometry *g, const struct th
 		fprintf(f,
 			"%s  {\"bucket\": %u, \"lo\": %u, \"hi\": %u, \"thps\": %" PRIu64
 			", \"zero_subpages\": %" PRIu64 "}%s\n",
-			ind, b, lo, hi, h->thps[b], h->zero_subpages[b], b + 1 < THPS_BUCKETS ? "," : "");
+			ind, b, lo, hi, h->thps[b], h->zero_subpages[b],
+			b + 1 < THPS_BUCKETS ? "," : "");
 	}
 	fprintf(f, "%s]", ind);
 }
@@ -72,7 +74,8 @@ static void json_figures(FILE *f, const struct thps_scan *scan, const struct thp
 	json_buckets(f, &scan->geom, &c->hist, ind);
 }
 
-static void json_cgroup(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c, bool last)
+static void json_cgroup(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+			bool last)
 {
 	fputs("    {\n      \"path\": ", f);
 	thps_json_string(f, c->path);
@@ -106,8 +109,9 @@ static void json_kernel(FILE *f, const struct thps_scan *scan)
 	fputs(",\n    \"last_scan_duration\": ", f);
 	json_seconds(f, scan->kernel_last_scan_duration);
 	fputs(",\n", f);
-	fprintf(f, "    \"thps\": %" PRIu64 ",\n    \"zero_subpages\": %" PRIu64 ",\n    \"buckets\": ",
-		thps_hist_thps(&scan->kernel_hist), thps_hist_zero_subpages(&scan->kernel_hist));
+	fprintf(
+	    f, "    \"thps\": %" PRIu64 ",\n    \"zero_subpages\": %" PRIu64 ",\n    \"buckets\": ",
+	    thps_hist_thps(&scan->kernel_hist), thps_hist_zero_subpages(&scan->kernel_hist));
 	json_buckets(f, &scan->geom, &scan->kernel_hist, "    ");
 	fputs("\n  }", f);
 }
@@ -119,14 +123,14 @@ static void json_vmstat(FILE *f, const struct thps_scan *scan)
 		const char *name;
 		uint64_t value;
 	} c[] = {
-		{ "thp_split_page", v->thp_split_page },
-		{ "thp_split_page_failed", v->thp_split_page_failed },
-		{ "thp_deferred_split_page", v->thp_deferred_split_page },
-		{ "thp_underused_split_page", v->thp_underused_split_page },
-		{ "thp_split_pmd", v->thp_split_pmd },
-		{ "thp_collapse_alloc", v->thp_collapse_alloc },
-		{ "thp_split_free", v->thp_split_free },
-		{ "thp_split_unmap", v->thp_split_unmap },
+	    {"thp_split_page", v->thp_split_page},
+	    {"thp_split_page_failed", v->thp_split_page_failed},
+	    {"thp_deferred_split_page", v->thp_deferred_split_page},
+	    {"thp_underused_split_page", v->thp_underused_split_page},
+	    {"thp_split_pmd", v->thp_split_pmd},
+	    {"thp_collapse_alloc", v->thp_collapse_alloc},
+	    {"thp_split_free", v->thp_split_free},
+	    {"thp_split_unmap", v->thp_split_unmap},
 	};
 
 	if (!scan->have_vmstat) {
@@ -149,8 +153,9 @@ static void json_summary(FILE *f, const struct thps_scan *scan)
 	fprintf(f,
 		"{\n    \"procs_scanned\": %" PRIu64 ",\n    \"procs_skipped\": %" PRIu64
 		",\n    \"thps_scanned\": %" PRIu64 ",\n    \"thps_shared\": %" PRIu64
-		",\n    \"bytes_read\": %" PRIu64 ",\n    \"wall_ns\": %" PRIu64 ",\n    \"cpu_ns\": %" PRIu64
-		",\n    \"throttled_ns\": %" PRIu64 ",\n    \"method\": ",
+		",\n    \"bytes_read\": %" PRIu64 ",\n    \"wall_ns\": %" PRIu64
+		",\n    \"cpu_ns\": %" PRIu64 ",\n    \"throttled_ns\": %" PRIu64
+		",\n    \"method\": ",
 		s->procs_scanned, s->procs_skipped, s->thps_scanned, s->thps_shared, s->bytes_read,
 		s->wall_ns, s->cpu_ns, s->throttled_ns);
 	thps_json_string(f, s->method);
@@ -163,7 +168,8 @@ static void json_sources(FILE *f, const struct thps_report_opts *o)
 	for (size_t i = 0; i < o->n_sources; i++) {
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
 		thps_json_string(f, o->sources[i].name);
-		fprintf(f, ", \"usable\": %s, \"reason\": ", o->sources[i].usable ? "true" : "false");
+		fprintf(f,
+			", \"usable\": %s, \"reason\": ", o->sources[i].usable ? "true" : "false");
 		thps_json_string(f, o->sources[i].usable ? NULL : o->sources[i].reason);
 		fputs("}", f);
 	}
@@ -179,7 +185,9 @@ int thps_report_json(FILE *f, const struct thps_scan *scan, const struct thps_re
 	if (n < 0)
 		return (int)n;
 	fprintf(f, "{\n  \"schema_version\": %d,\n", THPS_REPORT_SCHEMA_VERSION);
-	fprintf(f, "  \"geometry\": {\"page_size\": %" PRIu32 ", \"thp_size\": %" PRIu64 ", \"subpages\": %" PRIu32 "},\n",
+	fprintf(f,
+		"  \"geometry\": {\"page_size\": %" PRIu32 ", \"thp_size\": %" PRIu64
+		", \"subpages\": %" PRIu32 "},\n",
 		scan->geom.page_size, scan->geom.thp_size, scan->geom.subpages);
 	fputs("  \"thp_mode\": ", f);
 	thps_json_string(f, opts->thp_mode);

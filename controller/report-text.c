@@ -29,9 +29,11 @@ static void print_hist(FILE *f, const struct thps_geometry *g, const struct thps
 
 		thps_bucket_range(g, b, &lo, &hi);
 		snprintf(label, sizeof(label), "%u-%u", lo, hi);
-		fprintf(f, "  %-18s %10" PRIu64 " %14" PRIu64, label, h->thps[b], h->zero_subpages[b]);
+		fprintf(f, "  %-18s %10" PRIu64 " %14" PRIu64, label, h->thps[b],
+			h->zero_subpages[b]);
 		if (kernel)
-			fprintf(f, "  | %12" PRIu64 " %14" PRIu64, kernel->thps[b], kernel->zero_subpages[b]);
+			fprintf(f, "  | %12" PRIu64 " %14" PRIu64, kernel->thps[b],
+				kernel->zero_subpages[b]);
 		fputc('\n', f);
 	}
 }
@@ -81,14 +83,14 @@ static void print_vmstat(FILE *f, const struct thps_scan *scan)
 		const char *name;
 		uint64_t value;
 	} c[] = {
-		{ "thp_split_page", v->thp_split_page },
-		{ "thp_split_page_failed", v->thp_split_page_failed },
-		{ "thp_deferred_split_page", v->thp_deferred_split_page },
-		{ "thp_underused_split_page", v->thp_underused_split_page },
-		{ "thp_split_pmd", v->thp_split_pmd },
-		{ "thp_collapse_alloc", v->thp_collapse_alloc },
-		{ "thp_split_free", v->thp_split_free },
-		{ "thp_split_unmap", v->thp_split_unmap },
+	    {"thp_split_page", v->thp_split_page},
+	    {"thp_split_page_failed", v->thp_split_page_failed},
+	    {"thp_deferred_split_page", v->thp_deferred_split_page},
+	    {"thp_underused_split_page", v->thp_underused_split_page},
+	    {"thp_split_pmd", v->thp_split_pmd},
+	    {"thp_collapse_alloc", v->thp_collapse_alloc},
+	    {"thp_split_free", v->thp_split_free},
+	    {"thp_split_unmap", v->thp_split_unmap},
 	};
 	bool any = false;
 
@@ -119,8 +121,10 @@ static void print_cgroup(FILE *f, const struct thps_scan *scan, const struct thp
 static void print_total(FILE *f, const struct thps_scan *scan, unsigned cut)
 {
 	fprintf(f, "machine total%s\n",
-		scan->have_kernel_hist ? " (beside it: the kernel's thp_utilization, machine-wide)" : "");
-	print_hist(f, &scan->geom, &scan->total.hist, scan->have_kernel_hist ? &scan->kernel_hist : NULL);
+		scan->have_kernel_hist ? " (beside it: the kernel's thp_utilization, machine-wide)"
+				       : "");
+	print_hist(f, &scan->geom, &scan->total.hist,
+		   scan->have_kernel_hist ? &scan->kernel_hist : NULL);
 	print_figures(f, &scan->geom, &scan->total, cut);
 	if (scan->have_kernel_hist)
 		fprintf(f, "  %-24s last scan at %.2f s, took %.2f s\n", "kernel thp_utilization",
@@ -141,6 +145,13 @@ static void print_none(FILE *f, const struct thps_scan *scan, const struct thps_
 		hint = "every large enough anonymous mapping may get THPs";
 	else
 		hint = "could not read transparent_hugepage/enabled";
+	if (!scan->summary.method) {
+		fputs("no per-cgroup THP figures: the scanner source did not run", f);
+		if (scan->have_kernel_hist)
+			fputs(" (the kernel's machine-wide histogram follows)", f);
+		fputs("\n\n", f);
+		return;
+	}
 	fprintf(f, "no anonymous THPs found in %" PRIu64 " process%s", scan->summary.procs_scanned,
 		scan->summary.procs_scanned == 1 ? "" : "es");
 	if (o->pid > 0)
@@ -163,8 +174,9 @@ static void print_summary(FILE *f, const struct thps_scan *scan)
 		"scan: %" PRIu64 " process%s scanned, %" PRIu64 " skipped; %" PRIu64 " THPs read"
 		" (%" PRIu64 " further mappings of shared THPs); %s read (%" PRIu64 " bytes);"
 		" %.3f s wall, %.3f s CPU, %.3f s throttled; method %s\n",
-		s->procs_scanned, s->procs_scanned == 1 ? "" : "es", s->procs_skipped, s->thps_scanned, s->thps_shared, h, s->bytes_read,
-		s->wall_ns / 1e9, s->cpu_ns / 1e9, s->throttled_ns / 1e9, s->method ? s->method : "none");
+		s->procs_scanned, s->procs_scanned == 1 ? "" : "es", s->procs_skipped,
+		s->thps_scanned, s->thps_shared, h, s->bytes_read, s->wall_ns / 1e9,
+		s->cpu_ns / 1e9, s->throttled_ns / 1e9, s->method ? s->method : "none");
 }
 
 int thps_report_text_sources(FILE *f, const struct thps_source_status *st, size_t n)

@@ -8,7 +8,8 @@
 #include "macro.h"
 #include "report.h"
 
-size_t thps_report_probe_sources(const struct thps_ctx *ctx, const struct thps_source_ops *const *sources,
+size_t thps_report_probe_sources(const struct thps_ctx *ctx,
+				 const struct thps_source_ops *const *sources,
 				 struct thps_source_status *ret, size_t max)
 {
 	size_t n = 0;
@@ -19,7 +20,8 @@ size_t thps_report_probe_sources(const struct thps_ctx *ctx, const struct thps_s
 
 		st->name = sources[i]->name;
 		st->reason[0] = '\0';
-		r = sources[i]->probe ? sources[i]->probe(ctx, st->reason, sizeof(st->reason)) : -ENOSYS;
+		r = sources[i]->probe ? sources[i]->probe(ctx, st->reason, sizeof(st->reason))
+				      : -ENOSYS;
 		st->reason[sizeof(st->reason) - 1] = '\0';
 		st->usable = r > 0;
 		if (r < 0)
@@ -28,6 +30,11 @@ size_t thps_report_probe_sources(const struct thps_ctx *ctx, const struct thps_s
 			snprintf(st->reason, sizeof(st->reason), "no reason given");
 		else if (r > 0)
 			st->reason[0] = '\0';
+		/* Some probes start their reason with the verdict; the report prints that itself.
+		 */
+		if (!strncmp(st->reason, "not usable: ", strlen("not usable: ")))
+			memmove(st->reason, st->reason + strlen("not usable: "),
+				strlen(st->reason) - strlen("not usable: ") + 1);
 	}
 	return n;
 }
@@ -78,7 +85,7 @@ ssize_t thps_report_order(const struct thps_scan *scan, const struct thps_cgroup
 
 void thps_format_bytes(char *buf, size_t size, uint64_t bytes)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	double v = (double)bytes;
 	unsigned u = 0;
 

@@ -22,9 +22,9 @@ struct thps_source_status {
 
 struct thps_report_opts {
 	unsigned lowutil_max_bucket; /* the cut the scan used (thps_scan_finish) */
-	const char *thp_mode;        /* "madvise" (the bracketed word), or NULL if unknown */
-	pid_t pid;                   /* filter the scan used, 0 = none */
-	const char *cgroup;          /* filter the scan used, NULL = none */
+	const char *thp_mode;	     /* "madvise" (the bracketed word), or NULL if unknown */
+	pid_t pid;		     /* filter the scan used, 0 = none */
+	const char *cgroup;	     /* filter the scan used, NULL = none */
 	const struct thps_source_status *sources;
 	size_t n_sources;
 };
@@ -32,7 +32,8 @@ struct thps_report_opts {
 /* Asks every source of the NULL-terminated table whether it is usable here. A probe that fails
  * with -errno counts as not usable, with the error as the reason. Fills at most max entries.
  * Returns how many were filled. */
-size_t thps_report_probe_sources(const struct thps_ctx *ctx, const struct thps_source_ops *const *sources,
+size_t thps_report_probe_sources(const struct thps_ctx *ctx,
+				 const struct thps_source_ops *const *sources,
 				 struct thps_source_status *ret, size_t max);
 
 /* True if the cgroup has anything worth a table: THPs or partially mapped THPs. */

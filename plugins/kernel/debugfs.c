@@ -1,7 +1,9 @@
 /* Source "debugfs": the RFC kernel's own utilization histogram, machine-wide, from
  * <debugfs>/thp_utilization. Only the patched kernel has the file; it is refreshed at the
  * end of each full pass over physical memory, so it lags the scanner by one pass. */
+#include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -120,6 +122,20 @@ static int utilization_path(const struct thps_ctx *ctx, char *path, size_t size)
 	return thps_path(path, size, ctx->debugfs_root, "thp_utilization");
 }
 
+/* An unmounted /sys/kernel/debug is an empty directory. */
+static bool dir_has_entries(const char *path)
+{
+	_cleanup_closedir_ DIR *d = opendir(path);
+	struct dirent *de;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			return true;
+	return false;
+}
+
 static int debugfs_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
 {
 	char path[PATH_MAX];
@@ -132,7 +148,7 @@ static int debugfs_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
 	if (stat(path, &st) < 0) {
 		if (errno != ENOENT)
 			return negative_errno();
-		if (stat(ctx->debugfs_root, &st) < 0 || !S_ISDIR(st.st_mode))
+		if (!dir_has_entries(ctx->debugfs_root))
 			snprintf(why, why_size, "not usable: debugfs is not mounted at '%s'",
 				 ctx->debugfs_root);
 		else

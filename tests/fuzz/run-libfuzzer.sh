@@ -12,7 +12,8 @@ if [ ! -f "$b/Makefile" ]; then
 	(cd "$b" && "$src/configure" --quiet CC=clang CFLAGS="-O1 $san -fsanitize=fuzzer-no-link")
 fi
 make -C "$b" --quiet libthpshrink.a
-targets=$(sed -n 's/^FUZZ_TARGETS = //p' "$src/mk/fuzz.am")
+# Every tests/fuzz/fuzz-NAME.c but the shared helper is a target.
+targets=$(cd "$src/tests/fuzz" && ls fuzz-*.c | sed 's/\.c$//' | grep -v '^fuzz-util$')
 flags=$(make -C "$b" -s --no-print-directory print-fuzz-flags 2>/dev/null || true)
 fail=0
 for t in $targets; do

@@ -17,11 +17,13 @@
 #endif
 
 static const struct thps_source_status test_sources[] = {
-	{ "scanner", true, "" },
-	{ "debugfs", false, "'/sys/kernel/debug/thp_utilization' is missing: the kernel lacks the RFC patches" },
+    {"scanner", true, ""},
+    {"debugfs", false,
+     "'/sys/kernel/debug/thp_utilization' is missing: the kernel lacks the RFC patches"},
 };
 
-static void add_thps(struct thps_scan *s, struct thps_cgroup_stats *c, unsigned utilized, unsigned n)
+static void add_thps(struct thps_scan *s, struct thps_cgroup_stats *c, unsigned utilized,
+		     unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		thps_hist_add(&c->hist, &s->geom, utilized);
@@ -102,15 +104,15 @@ static void build_multi(struct thps_scan *s, unsigned cut, bool kernel, bool vms
 		/* thp_split_free, thp_split_unmap: absent (not the RFC kernel) */
 	}
 	s->summary = (struct thps_scan_summary){
-		.procs_scanned = 123,
-		.procs_skipped = 2,
-		.thps_scanned = 64,
-		.thps_shared = 1,
-		.bytes_read = 64ull * 2 * 1024 * 1024,
-		.wall_ns = 123456789,
-		.cpu_ns = 98765432,
-		.throttled_ns = 0,
-		.method = "PAGEMAP_SCAN",
+	    .procs_scanned = 123,
+	    .procs_skipped = 2,
+	    .thps_scanned = 64,
+	    .thps_shared = 1,
+	    .bytes_read = 64ull * 2 * 1024 * 1024,
+	    .wall_ns = 123456789,
+	    .cpu_ns = 98765432,
+	    .throttled_ns = 0,
+	    .method = "PAGEMAP_SCAN",
 	};
 }
 
@@ -163,8 +165,8 @@ static void check_golden(const char *name, const char *out, size_t len)
 
 enum fmt { TEXT, JSON };
 
-static void render_and_check(const struct thps_scan *s, const struct thps_report_opts *o, enum fmt fmt,
-			     const char *golden)
+static void render_and_check(const struct thps_scan *s, const struct thps_report_opts *o,
+			     enum fmt fmt, const char *golden)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -180,10 +182,10 @@ static void render_and_check(const struct thps_scan *s, const struct thps_report
 static struct thps_report_opts opts_for(unsigned cut)
 {
 	return (struct thps_report_opts){
-		.lowutil_max_bucket = cut,
-		.thp_mode = "madvise",
-		.sources = test_sources,
-		.n_sources = 2,
+	    .lowutil_max_bucket = cut,
+	    .thp_mode = "madvise",
+	    .sources = test_sources,
+	    .n_sources = 2,
 	};
 }
 
@@ -231,6 +233,29 @@ START_TEST(test_empty_golden)
 }
 END_TEST
 
+/* --source debugfs on the RFC kernel: no scanner figures, only the kernel's histogram. */
+START_TEST(test_kernel_only_golden)
+{
+	struct thps_scan s;
+	struct thps_geometry g;
+	struct thps_report_opts o = opts_for(0);
+
+	thps_geometry_default(&g);
+	thps_scan_init(&s, &g);
+	thps_scan_finish(&s, 0);
+	s.have_kernel_hist = true;
+	s.kernel_hist.thps[0] = 1331;
+	s.kernel_hist.zero_subpages[0] = 680884;
+	s.kernel_hist.thps[9] = 400;
+	s.kernel_hist.zero_subpages[9] = 13;
+	s.kernel_last_scan_time = 19.25;
+	s.kernel_last_scan_duration = 9.27;
+	render_and_check(&s, &o, TEXT, "kernel-only.txt");
+	render_and_check(&s, &o, JSON, "kernel-only.json");
+	thps_scan_free(&s);
+}
+END_TEST
+
 START_TEST(test_order_by_waste)
 {
 	struct thps_scan s;
@@ -267,22 +292,23 @@ START_TEST(test_json_string_escapes)
 	static const struct {
 		const char *in, *out;
 	} cases[] = {
-		{ NULL, "null" },
-		{ "", "\"\"" },
-		{ "/a/b", "\"/a/b\"" },
-		{ "q\"b\\", "\"q\\\"b\\\\\"" },
-		{ "\n\x01\x7f", "\"\\u000a\\u0001\\u007f\"" },
-		{ "\xc3\xa9", "\"\xc3\xa9\"" },           /* é stays */
-		{ "\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\"" }, /* 4-byte stays */
-		{ "\xff", "\"\\ufffd\"" },
-		{ "\xc3", "\"\\ufffd\"" },                 /* truncated */
-		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },      /* overlong */
-		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" }, /* surrogate */
+	    {NULL, "null"},
+	    {"", "\"\""},
+	    {"/a/b", "\"/a/b\""},
+	    {"q\"b\\", "\"q\\\"b\\\\\""},
+	    {"\n\x01\x7f", "\"\\u000a\\u0001\\u007f\""},
+	    {"\xc3\xa9", "\"\xc3\xa9\""},		  /* é stays */
+	    {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""}, /* 4-byte stays */
+	    {"\xff", "\"\\ufffd\""},
+	    {"\xc3", "\"\\ufffd\""},			   /* truncated */
+	    {"\xc0\xaf", "\"\\ufffd\\ufffd\""},		   /* overlong */
+	    {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""}, /* surrogate */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *got = json_of(cases[i].in);
-		ck_assert_msg(!strcmp(got, cases[i].out), "case %zu: got %s want %s", i, got, cases[i].out);
+		ck_assert_msg(!strcmp(got, cases[i].out), "case %zu: got %s want %s", i, got,
+			      cases[i].out);
 		free(got);
 	}
 }
@@ -314,7 +340,7 @@ static int probe_yes(const struct thps_ctx *ctx, char *why, size_t n)
 }
 static int probe_no(const struct thps_ctx *ctx, char *why, size_t n)
 {
-	snprintf(why, n, "no debugfs");
+	snprintf(why, n, "not usable: no debugfs");
 	return 0;
 }
 static int probe_silent(const struct thps_ctx *ctx, char *why, size_t n)
@@ -328,11 +354,11 @@ static int probe_err(const struct thps_ctx *ctx, char *why, size_t n)
 
 START_TEST(test_probe_sources_line)
 {
-	static const struct thps_source_ops a = { .name = "a", .probe = probe_yes };
-	static const struct thps_source_ops b = { .name = "b", .probe = probe_no };
-	static const struct thps_source_ops c = { .name = "c", .probe = probe_silent };
-	static const struct thps_source_ops d = { .name = "d", .probe = probe_err };
-	static const struct thps_source_ops *const table[] = { &a, &b, &c, &d, NULL };
+	static const struct thps_source_ops a = {.name = "a", .probe = probe_yes};
+	static const struct thps_source_ops b = {.name = "b", .probe = probe_no};
+	static const struct thps_source_ops c = {.name = "c", .probe = probe_silent};
+	static const struct thps_source_ops d = {.name = "d", .probe = probe_err};
+	static const struct thps_source_ops *const table[] = {&a, &b, &c, &d, NULL};
 	struct thps_source_status st[3];
 	struct thps_ctx ctx;
 	char *buf = NULL;
@@ -346,7 +372,8 @@ START_TEST(test_probe_sources_line)
 	f = open_memstream(&buf, &len);
 	ck_assert_int_eq(thps_report_text_sources(f, st, n), 0);
 	fclose(f);
-	ck_assert_str_eq(buf, "sources: a: usable; b: not usable: no debugfs; c: not usable: no reason given\n");
+	ck_assert_str_eq(
+	    buf, "sources: a: usable; b: not usable: no debugfs; c: not usable: no reason given\n");
 	free(buf);
 
 	n = thps_report_probe_sources(&ctx, table + 3, st, 3);
@@ -364,6 +391,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_multi_golden);
 	tcase_add_test(tc, test_cut_no_kernel_golden);
 	tcase_add_test(tc, test_empty_golden);
+	tcase_add_test(tc, test_kernel_only_golden);
 	tcase_add_test(tc, test_order_by_waste);
 	tcase_add_test(tc, test_json_string_escapes);
 	tcase_add_test(tc, test_format_bytes);

@@ -12,6 +12,22 @@ probe() { # runs the probe into $P; 0 if it worked
 jv() { sed -n "s/^  \"$1\":\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$P"; }
 # A finding's value.
 fv() { awk -v k="\"key\":\"$1\"," '$0 ~ k {f=1; next} f && /"value":/ {sub(/^ *"value":"/, ""); sub(/",$/, ""); print; exit}' "$P"; }
+# The vmstat source (through ksrc-dump) on the workload in CG: its cgroup's figures must be
+# the kernel's own memory.stat anon_thp and memory.current.
+vmstat_source() { # CG
+	ksrc-dump --pid "$BLOAT_PID" > /tmp/ksrc.out 2> /tmp/ksrc.err ||
+		{ vm_fail vmstat-source "ksrc-dump failed: $(cat /tmp/ksrc.err)"; return; }
+	_rel=/${1#$CG_ROOT/}
+	_l=$(awk -v p="$_rel" '$1=="cgroup" && $2==p' /tmp/ksrc.out)
+	_thp=$(vm_memstat "$1" anon_thp) _cur=$(vm_mem_current "$1")
+	vm_check vmstat-source-anon-thp "source: ${_l:-no line for $_rel}; memory.stat anon_thp=$_thp" \
+		[ "$(echo "$_l" | awk '{print $8}')" = "$_thp" ]
+	vm_check vmstat-source-current "memory.current=$_cur" \
+		awk -v a="$(echo "$_l" | awk '{print $6}')" -v b="$_cur" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(a>0 && d<=1048576)}'
+	_sp=$(awk '$1=="vmstat" && $2=="thp_split_page" {print $3}' /tmp/ksrc.out)
+	vm_check vmstat-source-counter "thp_split_page=$_sp (/proc/vmstat now $(vm_vmstat thp_split_page))" \
+		[ "$_sp" -le "$(vm_vmstat thp_split_page)" ]
+}
 expect() { # NAME KEY WANT
 	_got=$(jv "$2")
 	vm_check "$1" "$2=$_got (want $3)" [ "$_got" = "$3" ]
@@ -33,6 +49,13 @@ if probe; then
 		expect split-frees split_frees_zero_subpages true
 		expect split-kind split_kind upstream
 		expect no-thp-utilization have_thp_utilization false
+		cg=$(vm_cgroup_new probe-vmstat)
+		if vm_bloat_start "$cg" --mix 4:16; then
+			vmstat_source "$cg"
+			vm_bloat_stop
+		else
+			vm_fail bloat-start "thpshrink-bloat did not start: $(cat "$BLOAT_LOG")"
+		fi
 		vm_check shrink-underused-present "thp.shrink_underused=$(fv thp.shrink_underused)" \
 			[ "$(fv thp.shrink_underused | cut -c1)" = 1 ]
 		# Lowering max_ptes_none ends the re-collapse risk and wakes the underused shrinker.
@@ -53,6 +76,15 @@ if probe; then
 			grep -q 'free nothing' /tmp/probe.txt
 		vm_check no-shrink-underused "thp.shrink_underused=$(fv thp.shrink_underused)" \
 			[ "$(fv thp.shrink_underused)" = absent ]
+		cg=$(vm_cgroup_new probe-vmstat)
+		if vm_bloat_start "$cg" --mix 4:16; then
+			vmstat_source "$cg"
+			vm_check vmstat-no-underused "6.1 has no thp_underused_split_page" \
+				grep -q '^vmstat thp_underused_split_page absent' /tmp/ksrc.out
+			vm_bloat_stop
+		else
+			vm_fail bloat-start "thpshrink-bloat did not start: $(cat "$BLOAT_LOG")"
+		fi
 		;;
 	rfc)
 		expect split-frees split_frees_zero_subpages true
@@ -77,6 +109,18 @@ if probe; then
 				[ "${n:-0}" -ge 48 ]
 			vm_check last-scan-after-start "last scan at ${st:-?}s, workload started at ${t0}s" \
 				awk -v s="${st:-0}" -v t="$t0" 'BEGIN{exit !(s > t)}'
+			# The debugfs and vmstat sources on the same workload.
+			vmstat_source "$cg"
+			k0=$(awk '$1=="kernel_bucket" && $2==0 {print $4}' /tmp/ksrc.out)
+			vm_check debugfs-source-bucket0 "debugfs source: bucket 0 thps=${k0:-none}" \
+				[ "${k0:-0}" -ge 48 ]
+			# ... and as an operator sees it: the kernel column of `thpshrink report`.
+			thpshrink report --source debugfs > /tmp/report.txt 2>&1
+			r0=$(awk '$1=="0-51" && $4=="|" {print $5}' /tmp/report.txt)
+			vm_check report-debugfs-bucket0 "thpshrink report --source debugfs: kernel bucket 0 THPs=${r0:-none}" \
+				[ "${r0:-0}" -ge 48 ]
+			vm_check vmstat-rfc-counters "$(grep -E 'thp_split_(free|unmap)' /tmp/ksrc.out | tr '\n' ' ')" \
+				sh -c "! grep -qE '^vmstat thp_split_(free|unmap) absent' /tmp/ksrc.out"
 			v=$(vm_bloat_verify)
 			vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
 			vm_bloat_stop

@@ -1,4 +1,4 @@
-# 10-scanner: the userspace scanner on a real kernel with cgroup v2: exact histograms per
+# 15-scanner: the userspace scanner on a real kernel with cgroup v2: exact histograms per
 # cgroup, partly mapped THPs, the cgroup filter, and the method (PAGEMAP_SCAN on >= 6.7,
 # plain pagemap reads on 6.1). Uses tests/tools/scan-dump (the scanner source, no CLI).
 cga=$(vm_cgroup_new scan-a)
