@@ -54,11 +54,11 @@ KEPT=$(wc -l < $W/get.txt)
 echo "# redis: N=$N values of 4000 bytes, $KEPT kept; commands generated in $(awk "BEGIN{print $(vm_uptime) - $t0}")s"
 
 # --- one Redis per cgroup, on a unix socket (no network in the guest)
-rd_start() { # NAME -> RD_PID RD_SOCK RD_CG
+rd_start() { # NAME DISABLE_THP(yes|no) -> RD_PID RD_SOCK RD_CG
 	RD_CG=$(vm_cgroup_new "$1")
 	RD_SOCK=/run/$1.sock
 	sh -c "echo \$\$ > $RD_CG/cgroup.procs && exec redis-server --port 0 --unixsocket $RD_SOCK \
-		--save '' --appendonly no --disable-thp no --logfile $W/$1.log" &
+		--save '' --appendonly no --disable-thp $2 --logfile $W/$1.log" &
 	RD_PID=$!
 	_i=0
 	while ! redis-cli -s $RD_SOCK ping 2>/dev/null | grep -q PONG; do
@@ -123,10 +123,18 @@ jbuckets() {
 		on && /"bucket":/ { b = $0; sub(/.*"bucket": */, "", b); b += 0; t = $0; sub(/.*"thps": */, "", t); t += 0
 			if (b >= lo && b <= hi) n += t; if (b == 9) { print n + 0; exit } }' "$1"
 }
-khugepaged_quiet() { # fast khugepaged until it made no new THP for 3 s (at most $1 s)
+khugepaged_fast() {
 	vm_set_thp_knob khugepaged/scan_sleep_millisecs 100 > /dev/null
 	vm_set_thp_knob khugepaged/alloc_sleep_millisecs 1 > /dev/null
 	vm_set_thp_knob khugepaged/pages_to_scan 65536 > /dev/null
+}
+khugepaged_default() { # the boot's pace, during the benchmarks
+	vm_set_thp_knob khugepaged/scan_sleep_millisecs "$sleep0" > /dev/null
+	vm_set_thp_knob khugepaged/alloc_sleep_millisecs "$alloc0" > /dev/null
+	vm_set_thp_knob khugepaged/pages_to_scan "$pts0" > /dev/null
+}
+khugepaged_quiet() { # fast khugepaged until it made no new THP for 3 s (at most $1 s)
+	khugepaged_fast
 	_t0=$(vm_uptime) _last=$(vm_vmstat thp_collapse_alloc) _same=0
 	while [ $_same -lt 3 ] && awk "BEGIN { exit !($(vm_uptime) - $_t0 < $1) }"; do
 		sleep 1
@@ -137,10 +145,14 @@ khugepaged_quiet() { # fast khugepaged until it made no new THP for 3 s (at most
 }
 
 pts0=$(vm_thp_knob khugepaged/pages_to_scan)   # init restores the other knobs, not this one
+sleep0=$(vm_thp_knob khugepaged/scan_sleep_millisecs)
+alloc0=$(vm_thp_knob khugepaged/alloc_sleep_millisecs)
 
 # === 1. THP never: the footprint to reach (transparent_hugepage/enabled is global: first)
 vm_set_thp_knob enabled never
-rd_start redis-never || { vm_fail start "redis-server (THP never) did not start"; exit 0; }
+# --disable-thp yes (prctl PR_SET_THP_DISABLE) keeps it THP-free once the mode is switched to
+# always: it stays the benchmark control, and khugepaged does not collapse it under its benchmarks.
+rd_start redis-never yes || { vm_fail start "redis-server (THP never) did not start"; exit 0; }
 CTRL_SOCK=$RD_SOCK
 rd_fill
 NEVER_CG=$RD_CG
@@ -157,7 +169,7 @@ vm_set_thp_knob khugepaged/max_ptes_none 511     # the kernel's default
 # new THPs while phase 1 measures them (one kind of waste turning into the other, seen on a
 # loaded host). Init restores the sleep after the scenario.
 vm_set_thp_knob khugepaged/scan_sleep_millisecs 3600000
-rd_start redis-always || { vm_fail start "redis-server (THP always) did not start"; exit 0; }
+rd_start redis-always no || { vm_fail start "redis-server (THP always) did not start"; exit 0; }
 rd_fill
 filled_note="$(vm_mib $(vm_mem_current $RD_CG)) MiB after the deletes"
 
@@ -204,6 +216,7 @@ vm_check thps-match-smaps "report thps=$thps3, smaps AnonHugePages/2MiB=$((ahp /
 	within "${thps3:-0}" $((ahp / 2097152))
 
 # (redis-benchmark works in db 1: db 0 stays exact for the data check)
+khugepaged_default
 set -- $(bench_pair before); b_set=$1 b_get=$2 c1_set=$3 c1_get=$4
 
 # --- thpshrink's advice for max_ptes_none with this cut, then the split (explicit opt-in)
@@ -215,6 +228,7 @@ vm_check mpn-advice "thpshrink advises --set-max-ptes-none ${advice:-nothing} fo
 	[ -n "$advice" -a "${advice:-9999}" -le $need ]
 mpn=${advice:-$need}
 [ "$mpn" -le $need ] || mpn=$need
+khugepaged_fast         # for the re-collapse check
 cur4=$(vm_mem_current $RD_CG)
 thpshrink reclaim --cgroup /${RD_CG#$CG_ROOT/} --method split --lowutil-bucket $CUT \
 	--set-max-ptes-none $mpn --recollapse-wait 10 --json > $W/a2.json 2> $W/a2.err ||
@@ -241,16 +255,19 @@ vm_check footprint \
 	within "$always" "$never"
 v=$(rd_verify)
 vm_check data "$v" [ "${v#ok}" != "$v" ]
+khugepaged_default
 set -- $(bench_pair after); a_set=$1 a_get=$2 c2_set=$3 c2_get=$4
 fig bench_set_before=$b_set bench_get_before=$b_get bench_set_after=$a_set bench_get_after=$a_get \
 	ctrl_set_before=$c1_set ctrl_get_before=$c1_get ctrl_set_after=$c2_set ctrl_get_after=$c2_get
-# SET+GET: after/control_after >= 0.7 * before/control_before (the control takes out the host's
-# load, which moves TCG's speed by a factor of 2-4 on a busy machine)
+# SET+GET after/before >= 0.7, taken as is and relative to the control (which takes out the
+# host's load: it moves TCG's speed by a factor of 2-4 on a busy machine); a real slowdown shows
+# in both, noise rarely in both.
+raw=$(awk -v b=$((b_set + b_get)) -v a=$((a_set + a_get)) 'BEGIN { if (b > 0) printf "%.2f", a / b; else print 0 }')
 rel=$(awk -v b=$((b_set + b_get)) -v a=$((a_set + a_get)) -v c1=$((c1_set + c1_get)) -v c2=$((c2_set + c2_get)) \
 	'BEGIN { if (b > 0 && c1 > 0 && c2 > 0) printf "%.2f", (a / c2) / (b / c1); else print 0 }')
-fig throughput_relative=$rel
+fig throughput_ratio=$raw throughput_relative=$rel
 vm_check throughput \
-	"ops/s SET $b_set -> $a_set, GET $b_get -> $a_get; THP-never control SET $c1_set -> $c2_set, GET $c1_get -> $c2_get; after/before relative to the control: $rel (>= 0.70)" \
-	awk -v r="$rel" 'BEGIN { exit !(r >= 0.7) }'
+	"ops/s SET $b_set -> $a_set, GET $b_get -> $a_get; THP-never control SET $c1_set -> $c2_set, GET $c1_get -> $c2_get; after/before $raw, relative to the control $rel (one >= 0.70)" \
+	awk -v r="$rel" -v w="$raw" 'BEGIN { exit !(r >= 0.7 || w >= 0.7) }'
 thpshrink reclaim --restore-max-ptes-none > /dev/null 2>&1
 vm_set_thp_knob khugepaged/pages_to_scan "$pts0" > /dev/null
