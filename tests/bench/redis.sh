@@ -2,7 +2,7 @@
 # Redis benchmark in the real-kernel VM (Debian 6.12 under qemu TCG): the 60-redis scenario at a
 # larger size (default 40,000 values of 4,000 bytes, 80 % deleted), then a table of Redis's
 # cgroup memory with THP never, THP always, THP always + thpshrink (same boot), the memory given
-# back, the THPs kept, and redis-benchmark ops/s before and after thpshrink acted (with a THP-never
+# back, the THPs kept, and redis-benchmark ops/s before and after thpshrink acted (with a THP-free
 # control instance measured next to each, since TCG speed follows the host's load).
 # Usage: redis.sh [BUILDDIR] [N]   (BUILDDIR: a built tree, default the cwd)
 # Output: the table on stdout; the VM's log and results in BUILDDIR/tests/bench/redis/.
@@ -46,7 +46,7 @@ echo "$figs" | awk -F= -v n="$n" '
 		row("memory given back by split", mib(f["split_given_back"]))
 		row("THPs kept (well-used, not split)", sprintf("%d of %d", f["thps_after"], f["thps"]))
 		row("khugepaged/max_ptes_none used", f["mpn"])
-		printf "\nredis-benchmark -n 5000 -t set,get, best of 3 (requests/s; control = the THP-never instance, alternating):\n\n"
+		printf "\nredis-benchmark -n 5000 -t set,get, best of 3 (requests/s; control = an empty Redis without THPs (--disable-thp yes), alternating):\n\n"
 		printf "| %-10s | %10s | %10s | %14s | %14s |\n", "test", "before", "after", "control before", "control after"
 		printf "| %-10s | %10s | %10s | %14s | %14s |\n", "---", "---", "---", "---", "---"
 		printf "| %-10s | %10d | %10d | %14d | %14d |\n", "SET", f["bench_set_before"], f["bench_set_after"], f["ctrl_set_before"], f["ctrl_set_after"]

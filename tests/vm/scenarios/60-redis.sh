@@ -80,7 +80,7 @@ rd_bench() { # LABEL [SOCK]: prints "SET GET" requests per second
 		awk -v l="$1" '/requests per second/ { sub(":", "", $1); r[$1] = $2; print "# bench " l ": " $0 > "/dev/stderr" }
 			END { printf "%d %d\n", r["SET"], r["GET"] }'
 }
-# bench_pair LABEL: Redis and the THP-never control, alternating, three times; the best of each.
+# bench_pair LABEL: Redis and the THP-free control, alternating, three times; the best of each.
 # Prints "SET GET CONTROL_SET CONTROL_GET".
 bench_pair() {
 	_best="0 0 0 0"
@@ -150,10 +150,8 @@ alloc0=$(vm_thp_knob khugepaged/alloc_sleep_millisecs)
 
 # === 1. THP never: the footprint to reach (transparent_hugepage/enabled is global: first)
 vm_set_thp_knob enabled never
-# --disable-thp yes (prctl PR_SET_THP_DISABLE) keeps it THP-free once the mode is switched to
-# always: it stays the benchmark control, and khugepaged does not collapse it under its benchmarks.
-rd_start redis-never yes || { vm_fail start "redis-server (THP never) did not start"; exit 0; }
-CTRL_SOCK=$RD_SOCK
+rd_start redis-never no || { vm_fail start "redis-server (THP never) did not start"; exit 0; }
+NEVER_PID=$RD_PID
 rd_fill
 NEVER_CG=$RD_CG
 never=$(vm_mem_current $NEVER_CG)
@@ -161,9 +159,14 @@ v=$(rd_verify)
 vm_check never "memory.current=$(vm_mib $never) MiB anon_thp=$(vm_memstat $NEVER_CG anon_thp) data $v" \
 	[ "${v#ok}" != "$v" -a "$(vm_memstat $NEVER_CG anon_thp)" = 0 ]
 fig never_bytes=$never
+kill $NEVER_PID; wait $NEVER_PID 2>/dev/null
 
 # === 2. THP always: the same history
 vm_set_thp_knob enabled always
+# The benchmark control: an empty Redis with --disable-thp yes, which Redis turns into
+# prctl(PR_SET_THP_DISABLE) when the mode is always: no THPs, nothing for khugepaged.
+rd_start redis-control yes || { vm_fail start "redis-server (control) did not start"; exit 0; }
+CTRL_SOCK=$RD_SOCK CTRL_CG=$RD_CG CTRL_PID=$RD_PID
 vm_set_thp_knob khugepaged/max_ptes_none 511     # the kernel's default
 # khugepaged waits (1 h) until phase 2: left running, it collapses partially mapped ranges into
 # new THPs while phase 1 measures them (one kind of waste turning into the other, seen on a
@@ -267,7 +270,9 @@ rel=$(awk -v b=$((b_set + b_get)) -v a=$((a_set + a_get)) -v c1=$((c1_set + c1_g
 	'BEGIN { if (b > 0 && c1 > 0 && c2 > 0) printf "%.2f", (a / c2) / (b / c1); else print 0 }')
 fig throughput_ratio=$raw throughput_relative=$rel
 vm_check throughput \
-	"ops/s SET $b_set -> $a_set, GET $b_get -> $a_get; THP-never control SET $c1_set -> $c2_set, GET $c1_get -> $c2_get; after/before $raw, relative to the control $rel (one >= 0.70)" \
+	"ops/s SET $b_set -> $a_set, GET $b_get -> $a_get; THP-free control SET $c1_set -> $c2_set, GET $c1_get -> $c2_get; after/before $raw, relative to the control $rel (one >= 0.70)" \
 	awk -v r="$rel" -v w="$raw" 'BEGIN { exit !(r >= 0.7 || w >= 0.7) }'
+vm_check control-thp-free "control: memory.stat anon_thp=$(vm_memstat $CTRL_CG anon_thp), smaps AnonHugePages=$(smaps $CTRL_PID AnonHugePages)" \
+	[ "$(vm_memstat $CTRL_CG anon_thp)" = 0 -a "$(smaps $CTRL_PID AnonHugePages)" = 0 ]
 thpshrink reclaim --restore-max-ptes-none > /dev/null 2>&1
 vm_set_thp_knob khugepaged/pages_to_scan "$pts0" > /dev/null
