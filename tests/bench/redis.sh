@@ -46,7 +46,7 @@ echo "$figs" | awk -F= -v n="$n" '
 		row("memory given back by split", mib(f["split_given_back"]))
 		row("THPs kept (well-used, not split)", sprintf("%d of %d", f["thps_after"], f["thps"]))
 		row("khugepaged/max_ptes_none used", f["mpn"])
-		printf "\nredis-benchmark -n 5000 -t set,get, best of 3 (requests/s; control = an empty Redis without THPs (--disable-thp yes), alternating):\n\n"
+		printf "\nredis-benchmark -n 4000 -t set,get, best of 2 (requests/s; control = an empty Redis without THPs (--disable-thp yes), alternating):\n\n"
 		printf "| %-10s | %10s | %10s | %14s | %14s |\n", "test", "before", "after", "control before", "control after"
 		printf "| %-10s | %10s | %10s | %14s | %14s |\n", "---", "---", "---", "---", "---"
 		printf "| %-10s | %10d | %10d | %14d | %14d |\n", "SET", f["bench_set_before"], f["bench_set_after"], f["ctrl_set_before"], f["ctrl_set_after"]
