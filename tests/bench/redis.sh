@@ -44,7 +44,7 @@ echo "$figs" | awk -F= -v n="$n" '
 		peak = f["after_khugepaged_bytes"] > f["always_deleted_bytes"] ? f["after_khugepaged_bytes"] : f["always_deleted_bytes"]
 		row("memory given back by reclaim", mib(f["always_deleted_bytes"] - f["after_reclaim_bytes"]))
 		row("memory given back by split", mib(f["split_given_back"]))
-		row("THPs kept (well-used, not split)", sprintf("%d of %d", f["thps_after"], f["thps"]))
+		row("THPs kept (well-used, not split)", sprintf("%d of %d", f["thps_after"], f["thps_before_split"]))
 		row("khugepaged/max_ptes_none used", f["mpn"])
 		printf "\nredis-benchmark -n 4000 -t set,get, best of 2 (requests/s; control = an empty Redis without THPs (--disable-thp yes), alternating):\n\n"
 		printf "| %-10s | %10s | %10s | %14s | %14s |\n", "test", "before", "after", "control before", "control after"
