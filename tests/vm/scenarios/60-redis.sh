@@ -5,12 +5,20 @@
 #      shrinker runs under reclaim;
 #   2. low-utilization THPs: khugepaged collapses the holey ranges back into THPs, filling the
 #      holes with zeros (at 20-30 % used: beyond bucket 0, hence the wider cut, buckets 0..3).
-# It checks that `thpshrink report --json --pid` measures both as the kernel's own figures do,
-# that `thpshrink reclaim` (--method reclaim, then --method split with the wider cut and
-# khugepaged/max_ptes_none set through --set-max-ptes-none) brings the cgroup to within 10 % of
-# the THP-never footprint measured in this boot, that Redis's data is intact, that the well-used
-# THPs stay, and that Redis is not slower (redis-benchmark, normalised by a control instance,
-# since TCG speed follows the host's load).
+# It checks (all within 10 %):
+#   - kind 1: report's partial_unmapped_bytes = memory.current - memory.stat (anon + file +
+#     kernel), the charge nobody maps, read at the same moment; `thpshrink reclaim --method
+#     reclaim` gives at least 90 % of it back and leaves no partially mapped THP;
+#   - kind 2 (after khugepaged ran at full speed with max_ptes_none 511): report's THPs = smaps
+#     AnonHugePages / 2 MiB, low-util THPs exist beyond bucket 0; report's waste_bytes for buckets
+#     0..3 just before the split = what memory.current drops by across `thpshrink reclaim
+#     --method split --lowutil-bucket 3 --set-max-ptes-none N` (N: thpshrink's advice; must be
+#     <= 511 - 204 = 307 to keep the split ranges split); the THPs above the cut are all kept;
+#     10 s of fast khugepaged later nothing was re-collapsed;
+#   - Redis's cgroup ends within 10 % of the THP-never footprint (same boot, same history),
+#     GET of every surviving key returns its value, DBSIZE is right, and redis-benchmark SET+GET
+#     after >= 70 % of before (as is, or relative to a THP-free control instance, since TCG's
+#     speed follows the host's load).
 #
 # Size: thps.redis_n=N on the kernel command line (THPS_VM_APPEND), default 30000: Redis with
 # THP always keeps a few well-used THPs of its own (~2.5 MiB of zeros); below ~25,000 values
