@@ -7,7 +7,8 @@
 #
 # Environment: top_srcdir, top_builddir (default: this script's repository and the cwd),
 #   THPS_VM_TIMEOUT (hard limit per boot, seconds, default 420), THPS_VM_APPEND (extra cmdline),
-#   THPS_VM_SCENARIOS (glob of scenario names to include, default "*").
+#   THPS_VM_SCENARIOS (glob of scenario names to include, default "*"),
+#   THPS_VM_OUTDIR (where the result and log go, default $builddir/tests/vm/results).
 #
 # KVM is never used: on this project's machines /dev/kvm exists but KVM pauses with an internal
 # error (see README), and TCG with -cpu max gives the guest every instruction the binaries need.
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
 builddir=${top_builddir:-$(pwd)}
 builddir=$(cd "$builddir" && pwd)
-outdir=$builddir/tests/vm/results
+outdir=${THPS_VM_OUTDIR:-$builddir/tests/vm/results}
 mkdir -p "$outdir"
 result=$outdir/$KERNEL.result
 log=$outdir/$KERNEL.log
