@@ -31,6 +31,10 @@ struct reclaim_args {
 	long set_mpn;        /* -1 = leave it */
 	bool restore_mpn;
 	unsigned recollapse_wait;
+	/* set before printing: khugepaged/max_ptes_none now (-1 unknown) and the value that keeps
+	 * split THPs of buckets 0..lowutil_bucket split */
+	long mpn_now;
+	unsigned mpn_advice;
 };
 
 static void usage(FILE *f)
@@ -209,13 +213,19 @@ static void print_text(const struct thps_geometry *g, const char *cg, const stru
 	printf("\n");
 	if (res->note[0])
 		printf("note: %s\n", res->note);
+	if (a->mpn_now > (long)a->mpn_advice && b->lowutil_thps)
+		printf("advice: khugepaged/max_ptes_none is %ld: --set-max-ptes-none %u keeps THPs of "
+		       "buckets 0-%u split once split (global: khugepaged then also leaves ranges with "
+		       "more than %u empty subpages as small pages)\n",
+		       a->mpn_now, a->mpn_advice, a->lowutil_bucket, a->mpn_advice);
 	if (late) {
 		printf("after %us: low-utilization THPs %" PRIu64 ", waste %" PRIu64 " bytes\n", a->recollapse_wait,
 		       late->lowutil_thps, late->waste_bytes);
 		if (late->lowutil_thps > af->lowutil_thps)
-			printf("re-collapse: khugepaged rebuilt %" PRIu64 " low-utilization THPs; lower "
-			       "khugepaged/max_ptes_none (--set-max-ptes-none) to keep them split\n",
-			       late->lowutil_thps - af->lowutil_thps);
+			printf("re-collapse: khugepaged rebuilt %" PRIu64 " low-utilization THPs; advice: "
+			       "--set-max-ptes-none %u keeps THPs of buckets 0-%u split\n",
+			       late->lowutil_thps - af->lowutil_thps,
+			       thps_max_ptes_none_advice(g, a->lowutil_bucket), a->lowutil_bucket);
 	}
 	printf("summary: waste_before=%" PRIu64 " waste_after=%" PRIu64 " memory_current_before=%" PRIu64
 	       " memory_current_after=%" PRIu64 " given_back=%" PRId64 " acted=%d\n", b->waste_bytes + b->partial_unmapped_bytes,
@@ -235,6 +245,7 @@ static void print_json(const char *cg, const struct reclaim_args *a, const char 
 	json_string(a->method);
 	printf(",\"dry_run\":%s,\"kernel\":", a->dry_run ? "true" : "false");
 	json_string(why);
+	printf(",\"max_ptes_none\":%ld,\"max_ptes_none_advice\":%u", a->mpn_now, a->mpn_advice);
 	for (int k = 0; k < 2; k++) {
 		printf(",\"%s\":{\"thps\":[", k ? "after" : "before");
 		for (unsigned i = 0; i < THPS_BUCKETS; i++)
@@ -460,6 +471,11 @@ int thps_cli_reclaim(int argc, char **argv)
 			goto out;
 		}
 		cgroup_sum(&late, &sl);
+	}
+	{
+		unsigned mpn;
+		a.mpn_now = thps_max_ptes_none_get(&ctx, &mpn) < 0 ? -1 : (long)mpn;
+		a.mpn_advice = thps_max_ptes_none_advice(&g, a.lowutil_bucket);
 	}
 	if (a.json)
 		print_json(cg, &a, why, &sb, &sa, &res, a.recollapse_wait && res.acted ? &sl : NULL);

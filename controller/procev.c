@@ -6,7 +6,6 @@
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
-#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,30 +13,19 @@
 #include "macro.h"
 #include "procev.h"
 
-/* libmnl's mnl_nlmsg_ok() compares (int)nlmsg_len <= len: a length of 2 GiB or more is
- * negative there, passes, and mnl_nlmsg_next() then jumps far past the buffer (found by
- * fuzz-proc-connector). Unsigned checks, and a step that never passes the end. */
-static bool nlmsg_ok(const struct nlmsghdr *nlh, size_t remaining)
-{
-	return remaining >= sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) && nlh->nlmsg_len <= remaining;
-}
-
-static const struct nlmsghdr *nlmsg_next(const struct nlmsghdr *nlh, size_t *remaining)
-{
-	size_t step = MIN((size_t)NLMSG_ALIGN(nlh->nlmsg_len), *remaining);
-
-	*remaining -= step;
-	return (const struct nlmsghdr *)((const char *)nlh + step);
-}
-
 int thps_proc_events_parse(const void *buf, size_t len, struct thps_proc_event *events, size_t max)
 {
 	const struct nlmsghdr *nlh = buf;
-	size_t remaining = len, n = 0;
+	int remaining = len > INT32_MAX ? INT32_MAX : (int)len;
+	size_t n = 0;
 
 	if (!buf || len < sizeof(struct nlmsghdr))
 		return -EBADMSG;
-	for (; nlmsg_ok(nlh, remaining); nlh = nlmsg_next(nlh, &remaining)) {
+	/* mnl_nlmsg_ok() compares (int)nlmsg_len, so a length above INT_MAX passes as negative
+	 * and mnl_nlmsg_next() then jumps out of the buffer (found by fuzz-proc-events): check
+	 * the unsigned length ourselves too. */
+	for (; mnl_nlmsg_ok(nlh, remaining) && nlh->nlmsg_len <= (uint32_t)remaining;
+	     nlh = mnl_nlmsg_next(nlh, &remaining)) {
 		const struct cn_msg *cn;
 		struct proc_event ev;
 		size_t payload, need;

@@ -50,6 +50,14 @@ void thps_bucket_range(const struct thps_geometry *g, unsigned b, unsigned *lo, 
 				    : (unsigned)(((b + 1) * n + THPS_BUCKETS - 1) / THPS_BUCKETS) - 1;
 }
 
+unsigned thps_max_ptes_none_advice(const struct thps_geometry *g, unsigned max_bucket)
+{
+	unsigned lo, hi;
+
+	thps_bucket_range(g, max_bucket >= THPS_BUCKETS ? THPS_BUCKETS - 1 : max_bucket, &lo, &hi);
+	return hi >= g->subpages ? 0 : g->subpages - 1 - hi;
+}
+
 void thps_hist_add(struct thps_hist *h, const struct thps_geometry *g, unsigned utilized)
 {
 	unsigned b;

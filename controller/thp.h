@@ -24,6 +24,12 @@ unsigned thps_bucket(const struct thps_geometry *g, unsigned utilized);
  * (0-51, 52-102, ... for 512 subpages), not the RFC's printed labels. */
 void thps_bucket_range(const struct thps_geometry *g, unsigned b, unsigned *lo, unsigned *hi);
 
+/* The highest khugepaged/max_ptes_none that keeps split THPs of buckets 0..max_bucket split:
+ * khugepaged rebuilds a range when at most max_ptes_none of its PTEs are empty or zero, and
+ * such a THP has at least subpages - hi(max_bucket) zero subpages. (The trade-off: khugepaged
+ * then also leaves new ranges with that many holes as small pages.) */
+unsigned thps_max_ptes_none_advice(const struct thps_geometry *g, unsigned max_bucket);
+
 struct thps_hist {
 	uint64_t thps[THPS_BUCKETS];
 	uint64_t zero_subpages[THPS_BUCKETS]; /* the RFC's second column */

@@ -176,8 +176,8 @@ int thps_reclaim_frees_zero_subpages(const struct thps_ctx *ctx, const struct th
 		return r;
 	if (mpn >= g->subpages - 1) {
 		snprintf(why, size, "khugepaged/max_ptes_none is %u: the underused-THP shrinker counts no THP "
-			 "as underused; lower it (--set-max-ptes-none %u) before the workload faults its "
-			 "THPs in", mpn, g->subpages * 8 / 10);
+			 "as underused; lower it (--set-max-ptes-none %u for bucket 0) before the workload "
+			 "faults its THPs in", mpn, thps_max_ptes_none_advice(g, 0));
 		return 0;
 	}
 	snprintf(why, size, "the underused-THP shrinker splits THPs with more than %u zero subpages "

@@ -235,10 +235,10 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 	if (res->ranges_skipped)
 		snprintf(res->note, sizeof(res->note), "%llu THPs changed since the scan and were left "
 			 "alone (first: %.300s)", (unsigned long long)res->ranges_skipped, first_skip);
-	else if (thps_max_ptes_none_get(ctx, &mpn) == 0 && mpn >= g->subpages - 1)
+	else if (thps_max_ptes_none_get(ctx, &mpn) == 0 &&
+		 mpn > thps_max_ptes_none_advice(g, req->lowutil_max_bucket))
 		snprintf(res->note, sizeof(res->note), "khugepaged/max_ptes_none is %u: khugepaged may "
-			 "re-collapse the split ranges into THPs full of zeroes again; see "
-			 "--set-max-ptes-none", mpn);
+			 "re-collapse the split ranges into THPs full of zeroes again", mpn);
 	return 0;
 }
 

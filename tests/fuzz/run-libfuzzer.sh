@@ -11,16 +11,17 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 if [ ! -f "$b/Makefile" ]; then
 	(cd "$b" && "$src/configure" --quiet CC=clang CFLAGS="-O1 $san -fsanitize=fuzzer-no-link")
 fi
-make -C "$b" --quiet libthpshrink.a
+env -u MAKEFLAGS -u MAKELEVEL make -C "$b" --quiet libthpshrink.a
 # Every tests/fuzz/fuzz-NAME.c but the shared helper is a target.
 targets=$(cd "$src/tests/fuzz" && ls fuzz-*.c | sed 's/\.c$//' | grep -v '^fuzz-util$')
-flags=$(make -C "$b" -s --no-print-directory print-fuzz-flags 2>/dev/null | tail -n 1 || true)
+pkgs="libcgroup json-c libmnl libsystemd libmicrohttpd"
+flags=$(pkg-config --cflags $pkgs)
 fail=0
 for t in $targets; do
 	name=${t#fuzz-}
 	clang -O1 $san -fsanitize=fuzzer -include "$b/config.h" -I"$src/controller" -I"$src/plugins" \
 		-I"$src/tests/fuzz" $flags "$src/tests/fuzz/$t.c" "$src/tests/fuzz/fuzz-util.c" \
-		"$b/libthpshrink.a" $(pkg-config --libs libcgroup json-c libmnl libsystemd libmicrohttpd) -lm \
+		"$b/libthpshrink.a" $(pkg-config --libs $pkgs) -lm \
 		-o "$b/$t"
 	work=$(mktemp -d)
 	cp "$src/tests/fuzz/corpus/$name/"* "$work/" 2>/dev/null || true

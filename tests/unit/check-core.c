@@ -133,6 +133,19 @@ START_TEST(test_read_file_bounded)
 }
 END_TEST
 
+START_TEST(test_max_ptes_none_advice)
+{
+	struct thps_geometry g;
+
+	thps_geometry_default(&g);
+	/* bucket 0 = 0-51 utilized: >= 461 zero subpages; 460 keeps them split */
+	ck_assert_uint_eq(thps_max_ptes_none_advice(&g, 0), 460);
+	/* bucket 3 = 154-204: >= 308 zero subpages; 307 keeps them split */
+	ck_assert_uint_eq(thps_max_ptes_none_advice(&g, 3), 307);
+	ck_assert_uint_eq(thps_max_ptes_none_advice(&g, 9), 0);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -142,6 +155,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_bucket_ranges_match_formula);
 	tcase_add_test(tc, test_hist_add_and_cut);
 	tcase_add_test(tc, test_scan_finish_totals);
+	tcase_add_test(tc, test_max_ptes_none_advice);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fileio");
 	tcase_add_test(tc, test_keyed_u64);

@@ -24,6 +24,7 @@ T=/sys/kernel/mm/transparent_hugepage
 mpn0=$(cat $T/khugepaged/max_ptes_none)
 scan0=$(cat $T/khugepaged/scan_sleep_millisecs)
 alloc0=$(cat $T/khugepaged/alloc_sleep_millisecs)
+pages0=$(cat $T/khugepaged/pages_to_scan)
 enabled0=$(sed 's/.*\[\(.*\)\].*/\1/' $T/enabled)
 vm_pass vm.boot "kernel=$(uname -r) uptime=$(vm_uptime)s thp=$enabled0 max_ptes_none=$mpn0" \
 	"shrink_underused=$(cat $T/shrink_underused 2>/dev/null || echo n/a)" \
@@ -34,7 +35,7 @@ for s in /scenarios/[0-9]*.sh; do
 	name=$(basename "$s" .sh)
 	t0=$(vm_uptime)
 	echo "== scenario $name (uptime ${t0}s)"
-	VM_SCENARIO=${name#[0-9]*-} timeout ${THPS_VM_SCENARIO_TIMEOUT:-240} sh -c ". /lib.sh; VM_SCENARIO=${name#[0-9]*-}; . $s"
+	VM_SCENARIO=${name#[0-9]*-} timeout ${THPS_VM_SCENARIO_TIMEOUT:-480} sh -c ". /lib.sh; VM_SCENARIO=${name#[0-9]*-}; . $s"
 	rc=$?
 	[ $rc = 0 ] || vm_fail "${name#[0-9]*-}.exit" "scenario script exited with status $rc"
 	# Leave the next scenario a clean machine: no leftover workload, the boot-time knobs.
@@ -47,6 +48,7 @@ for s in /scenarios/[0-9]*.sh; do
 	echo "$mpn0" > $T/khugepaged/max_ptes_none
 	echo "$scan0" > $T/khugepaged/scan_sleep_millisecs
 	echo "$alloc0" > $T/khugepaged/alloc_sleep_millisecs
+	echo "$pages0" > $T/khugepaged/pages_to_scan
 	echo "$enabled0" > $T/enabled
 	echo "== scenario $name took $(awk "BEGIN{print $(vm_uptime) - $t0}")s"
 done

@@ -6,8 +6,9 @@
 # KERNEL.log beside it. Exit: 0 if no FAIL, 1 on any FAIL, 77 if qemu or the kernel is missing.
 #
 # Environment: top_srcdir, top_builddir (default: this script's repository and the cwd),
-#   THPS_VM_TIMEOUT (hard limit per boot, seconds, default 420), THPS_VM_APPEND (extra cmdline),
-#   THPS_VM_SCENARIOS (glob of scenario names to include, default "*").
+#   THPS_VM_TIMEOUT (hard limit per boot, seconds, default 1200), THPS_VM_APPEND (extra cmdline),
+#   THPS_VM_SCENARIOS (glob of scenario names to include, default "*"),
+#   THPS_VM_OUTDIR (where the result and log go, default $builddir/tests/vm/results).
 #
 # KVM is never used: on this project's machines /dev/kvm exists but KVM pauses with an internal
 # error (see README), and TCG with -cpu max gives the guest every instruction the binaries need.
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
 builddir=${top_builddir:-$(pwd)}
 builddir=$(cd "$builddir" && pwd)
-outdir=$builddir/tests/vm/results
+outdir=${THPS_VM_OUTDIR:-$builddir/tests/vm/results}
 mkdir -p "$outdir"
 result=$outdir/$KERNEL.result
 log=$outdir/$KERNEL.log
@@ -78,7 +79,7 @@ done
 
 echo "vm: $KERNEL: $image, initramfs $(du -k "$stage/initrd.gz" | cut -f1) KiB, programs:$progs"
 t0=$(date +%s.%N)
-timeout -k 10 "${THPS_VM_TIMEOUT:-420}" qemu-system-x86_64 -accel tcg -cpu max -m 2G -smp 2 \
+timeout -k 10 "${THPS_VM_TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg -cpu max -m 2G -smp 2 \
 	-nographic -no-reboot -nodefaults -serial stdio -kernel "$image" -initrd "$stage/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=always thps.kernel=$KERNEL ${THPS_VM_APPEND:-}" \
 	</dev/null 2>&1 | tr -d '\r' > "$log"
@@ -89,7 +90,7 @@ wall=$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")
 # qemu's status says nothing about the tests: judge by the result lines and the end marker.
 grep -a -o 'RESULT \(PASS\|FAIL\|SKIP\) .*' "$log" | sed 's/^RESULT //' >> "$result"
 if ! grep -a -q '^THPS-VM-DONE' "$log"; then
-	reason="no end marker (qemu rc=$qrc$([ "$qrc" = 124 ] && echo ", hard timeout ${THPS_VM_TIMEOUT:-420}s"))"
+	reason="no end marker (qemu rc=$qrc$([ "$qrc" = 124 ] && echo ", hard timeout ${THPS_VM_TIMEOUT:-1200}s"))"
 	echo "FAIL vm.$KERNEL.done $reason; see $log" >> "$result"
 else
 	echo "PASS vm.$KERNEL.done wall=${wall}s $(grep -a -o 'THPS-VM-DONE.*' "$log" | head -1 | cut -d' ' -f2-)" >> "$result"
