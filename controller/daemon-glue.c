@@ -75,9 +75,14 @@ size_t dglue_policies_count(const struct dglue_policies *p)
 	return p && p->set ? p->set->n : 0;
 }
 
-int dglue_engine_new(struct thps_engine **ret)
+int dglue_engine_new(unsigned scan_cpu_percent, struct thps_engine **ret)
 {
-	return thps_engine_new(NULL, ret);
+	struct thps_engine_config cfg;
+
+	thps_engine_config_default(&cfg);
+	if (scan_cpu_percent)
+		cfg.cpu_share = scan_cpu_percent / 100.0;
+	return thps_engine_new(&cfg, ret);
 }
 
 static bool path_exists(const char *root, const char *rel)

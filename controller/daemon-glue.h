@@ -23,7 +23,8 @@ void dglue_policies_free(struct dglue_policies *p);
 size_t dglue_policies_count(const struct dglue_policies *p);
 
 /* The decision engine with default budgets. Returns 0 or -errno. */
-int dglue_engine_new(struct thps_engine **ret);
+/* scan_cpu_percent: the global CPU share of scanning, 0 = the engine default. */
+int dglue_engine_new(unsigned scan_cpu_percent, struct thps_engine **ret);
 
 struct dglue_decision {
 	char policy[72];   /* name of the matching policy ("(builtin)" when none) */

@@ -493,7 +493,7 @@ uint64_t thps_engine_scan_budget(struct thps_engine *e, uint64_t now)
 	bucket_setup(&e->scan_thps, (double)e->cfg.scan_thps_per_sec,
 		     (double)e->cfg.scan_thps_per_sec, now);
 	bucket_refill(&e->scan_thps, now);
-	/* a CPU second of debt at most, a tenth of a second of credit */
+	/* a tenth of a second of credit; debt is bounded in thps_engine_charge_scan() */
 	bucket_setup(&e->cpu, cpu_rate, cpu_rate * 0.1 + 1, now);
 	bucket_refill(&e->cpu, now);
 	if (e->cpu.tokens <= 0 || e->scan_thps.tokens < 1)
@@ -506,8 +506,10 @@ void thps_engine_charge_scan(struct thps_engine *e, uint64_t now, uint64_t thps,
 	(void)thps_engine_scan_budget(e, now);
 	e->scan_thps.tokens -= (double)thps;
 	e->cpu.tokens -= (double)cpu_usec;
-	if (e->cpu.tokens < -(double)USEC_PER_SEC)
-		e->cpu.tokens = -(double)USEC_PER_SEC;
+	/* A whole-machine pass can cost seconds of CPU: keep up to a minute of debt, so that the
+	 * average stays at cpu_share however long a pass is. */
+	if (e->cpu.tokens < -60.0 * USEC_PER_SEC)
+		e->cpu.tokens = -60.0 * USEC_PER_SEC;
 	if (e->scan_thps.tokens < -(double)e->cfg.scan_thps_per_sec)
 		e->scan_thps.tokens = -(double)e->cfg.scan_thps_per_sec;
 }

@@ -83,6 +83,7 @@ struct manager {
 	size_t n_rec;
 
 	struct thps_engine *engine;
+	uint64_t passes_deferred; /* by the global scan budget */
 	struct thps_metrics_count decisions[24]; /* by the engine's rule name, "failed", ... */
 	char decision_names[24][32];
 	size_t n_decisions;
@@ -513,6 +514,10 @@ static void pass_finish(struct manager *m, struct scan_job *j)
 		m->scan_errors++;
 		log_warning_errno(j->r, "Scan incomplete (%s), deciding on what was collected", j->error);
 	}
+	/* The global scan budget (THPs per second, CPU share) is charged with what the pass cost;
+	 * pass_start() defers the next pass while it is in debt. */
+	thps_engine_charge_scan(m->engine, m->last_pass_end, j->scan.summary.thps_scanned,
+				j->scan.summary.cpu_ns / 1000);
 	thps_scan_free(&m->scan);
 	m->scan = j->scan;
 	memset(&j->scan, 0, sizeof(j->scan));
@@ -574,6 +579,13 @@ static void pass_start(struct manager *m, const char *why)
 
 	if (m->job) {
 		m->again = true;
+		return;
+	}
+	if (m->have_scan && thps_engine_scan_budget(m->engine, now_mono_usec()) == 0) {
+		/* 1,000 cgroups or a huge machine must not make the daemon a noisy neighbour. */
+		log_debug("Pass (%s) deferred: the scan budget (CPU share, THPs per second) is spent", why);
+		m->passes_deferred++;
+		rearm_timer(m);
 		return;
 	}
 	j = scan_job_new(m);
@@ -852,7 +864,7 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	r = reload_policies(m, true);
 	if (r < 0)
 		return r;
-	r = dglue_engine_new(&m->engine);
+	r = dglue_engine_new(o->scan_cpu_percent, &m->engine);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the decision engine: %m");
 

@@ -16,6 +16,7 @@ struct manager_options {
 	const char *cgroup;         /* only this subtree (relative to the mount); NULL = all */
 	uint64_t interval_usec;
 	uint64_t max_thps_per_sec;
+	unsigned scan_cpu_percent;  /* 0 = the engine's default (5 %) */
 	bool dry_run;
 	bool once;
 };

@@ -30,6 +30,8 @@ static void help(void)
 	       "  --dry-run                  observe everything whatever the policies say\n"
 	       "  --interval SECONDS         time between passes (default 60)\n"
 	       "  --max-thps-per-sec N       scanner rate budget (default 0 = unlimited)\n"
+	       "  --scan-cpu PERCENT         average share of one CPU passes may use; a pass that\n"
+	       "                             overspends delays the next ones (default 5)\n"
 	       "  --state-dir DIR            status.json for 'thpshrink explain' (default " RUNSTATEDIR "/thpshrink)\n"
 	       "  --registrations-dir DIR    container registrations (default " RUNSTATEDIR "/thpshrink/containers; none = off)\n"
 	       "  --cgroup PATH              only watch this cgroup subtree (default: all)\n"
@@ -40,7 +42,7 @@ static void help(void)
 
 static int parse_args(int argc, char **argv, struct manager_options *o)
 {
-	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION, O_CGROUP };
+	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION, O_CGROUP, O_SCANCPU };
 	static const struct option opts[] = {
 		{ "policy-dir", required_argument, NULL, O_POLICY },
 		{ "listen", required_argument, NULL, O_LISTEN },
@@ -48,6 +50,7 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 		{ "dry-run", no_argument, NULL, O_DRY },
 		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "max-thps-per-sec", required_argument, NULL, O_MAXTHPS },
+		{ "scan-cpu", required_argument, NULL, O_SCANCPU },
 		{ "state-dir", required_argument, NULL, O_STATE },
 		{ "registrations-dir", required_argument, NULL, O_REGS },
 		{ "once", no_argument, NULL, O_ONCE },
@@ -87,6 +90,13 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 				return -EINVAL;
 			}
 			o->max_thps_per_sec = v;
+			break;
+		case O_SCANCPU:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 100) {
+				log_error("--scan-cpu '%s': expected a whole percentage of one CPU, 1 to 100", optarg);
+				return -EINVAL;
+			}
+			o->scan_cpu_percent = (unsigned)v;
 			break;
 		case O_STATE: o->state_dir = optarg; break;
 		case O_REGS: o->registrations_dir = optarg; break;

@@ -323,6 +323,10 @@ START_TEST(test_scan_budget)
 	ck_assert_uint_eq(thps_engine_scan_budget(eng, SEC), 0);
 	ck_assert_uint_eq(thps_engine_scan_budget(eng, 2 * SEC), 0);
 	ck_assert_uint_eq(thps_engine_scan_budget(eng, 3 * SEC), 1000);
+	/* a 4 s pass at a 5% share: the next may start 80 s later, not sooner */
+	thps_engine_charge_scan(eng, 3 * SEC, 0, 4 * SEC);
+	ck_assert_uint_eq(thps_engine_scan_budget(eng, 60 * SEC), 0);
+	ck_assert_uint_eq(thps_engine_scan_budget(eng, 84 * SEC), 1000);
 	/* per-cgroup scan interval */
 	p.scan_interval_usec = 60 * SEC;
 	ck_assert_int_eq(thps_engine_scan_due(eng, "/s", &p, 0), 1);

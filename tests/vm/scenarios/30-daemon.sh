@@ -45,7 +45,10 @@ vm_bloat_start thps-obs --mix 8:16 || { vm_fail bloat "observe workload did not 
 OBS_PID=$BLOAT_PID OBS_LOG=$BLOAT_LOG
 OBS_MEM0=$(vm_mem_current thps-obs)
 
-thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT --interval $INTERVAL -v >$D/daemon.log 2>&1 &
+# --scan-cpu 100: under TCG a pass costs 10-50x the CPU it costs on hardware, and the default
+# 5 % budget would space passes far beyond two intervals (measured: 34.9 s instead of 6.3 s).
+thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT --interval $INTERVAL \
+	--scan-cpu 100 -v >$D/daemon.log 2>&1 &
 DPID=$!
 i=0
 until metrics | grep -q '^thpshrink_scans_total [1-9]'; do
@@ -105,6 +108,11 @@ if [ "$THPS_KERNEL" = k61 ] && [ $ok = no ]; then
 else
 	vm_check reclaimed-95 "freed $(vm_mib $freed) of $(vm_mib $asked) MiB waste seen, $(vm_mib $w) MiB left, within $secs s (2 intervals = $((INTERVAL * 2)) s + scan time)" \
 		[ $ok = yes ]
+fi
+if [ "$THPS_KERNEL" != k61 ]; then
+	# Two intervals, plus the 6 s a pass over the workload may take under TCG.
+	vm_check within-two-intervals "$secs s (bound $((INTERVAL * 2 + 6)) s)" \
+		awk -v s=$secs -v b=$((INTERVAL * 2 + 6)) 'BEGIN { exit !(s <= b) }'
 fi
 v=$(vm_bloat_verify $ENF_PID $ENF_LOG)
 vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
