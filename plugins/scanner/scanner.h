@@ -23,6 +23,9 @@ struct thps_scanner_hooks {
 		     uint64_t *ret_bytes);
 	void *userdata;
 	int use_pagemap_scan; /* 0: pagemap reads only (for tests and the benchmark) */
+	/* 1: look every present PTE-mapped page up in kpageflags, not only those that can be in
+	 * a naturally aligned large folio (folios.h): the benchmark's and tests' reference */
+	int every_page;
 };
 
 /* collect() with a chosen content reader (NULL = process_vm_readv). ctx->cgroup_root ""
