@@ -139,9 +139,11 @@ static int walk_vma_scan(int fd, struct thps_pm_walker *w, uint64_t start, uint6
 		    .end = end,
 		    .vec = (uintptr_t)vec,
 		    .vec_len = w->n_regions,
-		    /* present and not file-backed (shared anonymous counts as file) */
-		    .category_mask = PAGE_IS_PRESENT | PAGE_IS_FILE,
-		    .category_inverted = PAGE_IS_FILE,
+		    /* present only: asking about PAGE_IS_FILE costs the kernel a struct page
+		     * look-up per PTE (3x the ioctl's time over dense memory), and the private
+		     * anonymous VMAs walked here hold only anonymous pages and the zero page;
+		     * the pagemap entries (PM_FILE) and kpageflags (ANON) still check each */
+		    .category_mask = PAGE_IS_PRESENT,
 		    .return_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT,
 		};
 		int n = ioctl(fd, PAGEMAP_SCAN, &arg);

@@ -14,6 +14,7 @@
 
 #include "cgroups.h"
 #include "fileio.h"
+#include "folios.h"
 #include "kpageflags.h"
 #include "macro.h"
 #include "pagemap.h"
@@ -44,6 +45,7 @@ struct scanner {
 	uint64_t *bits; /* words per folio × folios */
 	size_t n_folios, cap_folios;
 	unsigned words;
+	uint32_t folio_min_pages; /* folios.h: only pages that can be in such a folio */
 
 	/* the process being walked */
 	pid_t pid;
@@ -204,13 +206,15 @@ static int on_thp(void *ud, uint64_t addr, uint64_t head)
 	return 0;
 }
 
-static int on_page(void *ud, uint64_t addr _unused_, uint64_t pfn)
+static int on_page(void *ud, uint64_t addr, uint64_t pfn)
 {
 	struct scanner *s = ud;
 	uint64_t head;
 	uint32_t pages, idx;
 	int r;
 
+	if (!thps_folio_aligned(pfn, addr / s->scan->geom.page_size, s->folio_min_pages))
+		return 0; /* a small page: no kpageflags read (folios.h) */
 	r = thps_kpage_folio(&s->kpage, pfn, &head, &pages);
 	if (r <= 0 || pages < 2)
 		return 0; /* a small page, or unreadable: not a THP folio we can judge */
@@ -377,6 +381,7 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 	}
 	s.hooks = &def;
 	s.words = (g->subpages + 63) / 64;
+	s.folio_min_pages = def.every_page ? 1 : thps_anon_folio_min_pages(ctx, g);
 	clock_gettime(CLOCK_MONOTONIC, &s.t0);
 
 	/* without a memory hierarchy the figures stay useful, keyed by memcg inode */

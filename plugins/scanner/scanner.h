@@ -6,6 +6,9 @@
  *    PFN), by utilized subpages (>= 1 non-zero byte) into the RFC's histogram;
  *  - THP folios mapped only partly by PTEs: subpages no scanned process maps are never read
  *    and count as unmapped (with opts->pid, "mapped" means mapped by that process).
+ *    Only PTE-mapped pages that can be in a naturally aligned large folio are looked up
+ *    in kpageflags (folios.h, which states what that misses: folios mremap'ed off their
+ *    alignment, mTHP sizes disabled since they were made).
  * opts->cgroup selects that cgroup and its descendants (path relative to the mount). */
 #pragma once
 #include <stdint.h>
@@ -23,6 +26,9 @@ struct thps_scanner_hooks {
 		     uint64_t *ret_bytes);
 	void *userdata;
 	int use_pagemap_scan; /* 0: pagemap reads only (for tests and the benchmark) */
+	/* 1: look every present PTE-mapped page up in kpageflags, not only those that can be in
+	 * a naturally aligned large folio (folios.h): the benchmark's and tests' reference */
+	int every_page;
 };
 
 /* collect() with a chosen content reader (NULL = process_vm_readv). ctx->cgroup_root ""

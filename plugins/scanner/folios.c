@@ -1,0 +1,77 @@
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "folios.h"
+#include "macro.h"
+
+/* The bracketed word of a THP mode file ("always [madvise] never" -> "madvise"), copied
+ * into buf. Returns 0 or -errno / -EINVAL. */
+static int read_mode(const char *path, char *buf, size_t size)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *a, *b;
+	int r;
+
+	r = read_file_bounded(path, 256, &text, NULL);
+	if (r < 0)
+		return r;
+	a = strchr(text, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (!b || (size_t)(b - a - 1) >= size)
+		return -EINVAL;
+	memcpy(buf, a + 1, b - a - 1);
+	buf[b - a - 1] = '\0';
+	return 0;
+}
+
+uint32_t thps_anon_folio_min_pages(const struct thps_ctx *ctx, const struct thps_geometry *g)
+{
+	char dir[PATH_MAX], path[PATH_MAX], top[32], mode[32];
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	uint32_t min = g->subpages;
+	bool top_ok;
+	int r;
+
+	if (thps_path(dir, sizeof(dir), ctx->sys_root, "kernel/mm/transparent_hugepage") < 0)
+		return 4;
+	if (thps_path(path, sizeof(path), dir, "enabled") < 0)
+		return 4;
+	top_ok = read_mode(path, top, sizeof(top)) == 0;
+	d = opendir(dir);
+	if (!d)
+		return min; /* no THP support at all: only what a PMD could map */
+	while ((de = readdir(d))) {
+		unsigned long kib;
+		uint64_t pages;
+		char *end;
+
+		if (strncmp(de->d_name, "hugepages-", 10) != 0)
+			continue;
+		errno = 0;
+		kib = strtoul(de->d_name + 10, &end, 10);
+		if (errno || strcmp(end, "kB") != 0 || kib == 0)
+			continue;
+		pages = (uint64_t)kib * 1024 / g->page_size;
+		if (pages < 2 || pages >= min || (pages & (pages - 1)))
+			continue;
+		if (thps_path(path, sizeof(path), dir, "%s/enabled", de->d_name) < 0)
+			return 4;
+		r = read_mode(path, mode, sizeof(mode));
+		if (r == -ENOENT)
+			continue; /* a size only file/shmem folios use: no anonymous knob */
+		if (r < 0)
+			return 4;
+		if (strcmp(mode, "inherit") == 0) {
+			if (!top_ok)
+				return 4;
+			strcpy(mode, top);
+		}
+		if (strcmp(mode, "never") != 0)
+			min = pages;
+	}
+	return min;
+}
