@@ -70,7 +70,6 @@ uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_by
  * cannot be read. */
 int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup, struct thps_act_snapshot *ret);
 /* Parses the split counters out of /proc/vmstat text; absent ones are UINT64_MAX. */
-void thps_vmstat_parse(const char *text, struct thps_vmstat *ret);
 
 /* Whether splitting a THP frees its zero subpages on this kernel: upstream >= 6.12 remaps them
  * to the shared zero page (it also has the underused-THP shrinker, whose knob

@@ -206,28 +206,16 @@ static void kernel_figures(struct out *o, const struct thps_scan *s)
 		}
 	}
 	if (s->have_vmstat) {
-		static const struct {
-			const char *key;
-			size_t offset;
-		} v[] = {
-			{ "thp_split_page", offsetof(struct thps_vmstat, thp_split_page) },
-			{ "thp_split_page_failed", offsetof(struct thps_vmstat, thp_split_page_failed) },
-			{ "thp_deferred_split_page", offsetof(struct thps_vmstat, thp_deferred_split_page) },
-			{ "thp_underused_split_page", offsetof(struct thps_vmstat, thp_underused_split_page) },
-			{ "thp_split_pmd", offsetof(struct thps_vmstat, thp_split_pmd) },
-			{ "thp_collapse_alloc", offsetof(struct thps_vmstat, thp_collapse_alloc) },
-			{ "thp_split_free", offsetof(struct thps_vmstat, thp_split_free) },
-			{ "thp_split_unmap", offsetof(struct thps_vmstat, thp_split_unmap) },
-		};
-		for (size_t i = 0; i < ELEMENTSOF(v); i++) {
-			uint64_t val = *(const uint64_t *)((const char *)&s->vmstat + v[i].offset);
+		for (size_t i = 0; i < thps_n_vmstat_fields; i++) {
+			uint64_t val = thps_vmstat_value(&s->vmstat, i);
+			const char *key = thps_vmstat_fields[i].name;
 			char name[96];
 
 			if (val == UINT64_MAX)
 				continue;
-			snprintf(name, sizeof(name), "thpshrink_vmstat_%s_total", v[i].key);
+			snprintf(name, sizeof(name), "thpshrink_vmstat_%s_total", key);
 			put(o, "# HELP %s The kernel's /proc/vmstat counter %s.\n# TYPE %s counter\n", name,
-			    v[i].key, name);
+			    key, name);
 			put(o, "%s %" PRIu64 "\n", name, val);
 		}
 	}

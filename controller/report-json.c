@@ -119,29 +119,18 @@ static void json_kernel(FILE *f, const struct thps_scan *scan)
 static void json_vmstat(FILE *f, const struct thps_scan *scan)
 {
 	const struct thps_vmstat *v = &scan->vmstat;
-	const struct {
-		const char *name;
-		uint64_t value;
-	} c[] = {
-	    {"thp_split_page", v->thp_split_page},
-	    {"thp_split_page_failed", v->thp_split_page_failed},
-	    {"thp_deferred_split_page", v->thp_deferred_split_page},
-	    {"thp_underused_split_page", v->thp_underused_split_page},
-	    {"thp_split_pmd", v->thp_split_pmd},
-	    {"thp_collapse_alloc", v->thp_collapse_alloc},
-	    {"thp_split_free", v->thp_split_free},
-	    {"thp_split_unmap", v->thp_split_unmap},
-	};
 
 	if (!scan->have_vmstat) {
 		fputs("null", f);
 		return;
 	}
 	fputs("{\n", f);
-	for (size_t i = 0; i < ELEMENTSOF(c); i++) {
-		fprintf(f, "    \"%s\": ", c[i].name);
-		json_u64_or_null(f, c[i].value != UINT64_MAX, c[i].value);
-		fputs(i + 1 < ELEMENTSOF(c) ? ",\n" : "\n", f);
+	for (size_t i = 0; i < thps_n_vmstat_fields; i++) {
+		uint64_t value = thps_vmstat_value(v, i);
+
+		fprintf(f, "    \"%s\": ", thps_vmstat_fields[i].name);
+		json_u64_or_null(f, value != UINT64_MAX, value);
+		fputs(i + 1 < thps_n_vmstat_fields ? ",\n" : "\n", f);
 	}
 	fputs("  }", f);
 }

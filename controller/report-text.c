@@ -79,25 +79,13 @@ static void print_name(FILE *f, const char *s)
 static void print_vmstat(FILE *f, const struct thps_scan *scan)
 {
 	const struct thps_vmstat *v = &scan->vmstat;
-	const struct {
-		const char *name;
-		uint64_t value;
-	} c[] = {
-	    {"thp_split_page", v->thp_split_page},
-	    {"thp_split_page_failed", v->thp_split_page_failed},
-	    {"thp_deferred_split_page", v->thp_deferred_split_page},
-	    {"thp_underused_split_page", v->thp_underused_split_page},
-	    {"thp_split_pmd", v->thp_split_pmd},
-	    {"thp_collapse_alloc", v->thp_collapse_alloc},
-	    {"thp_split_free", v->thp_split_free},
-	    {"thp_split_unmap", v->thp_split_unmap},
-	};
 	bool any = false;
 
 	fputs("kernel counters:", f);
-	for (size_t i = 0; i < ELEMENTSOF(c); i++)
-		if (c[i].value != UINT64_MAX) {
-			fprintf(f, "%s %s %" PRIu64, any ? "," : "", c[i].name, c[i].value);
+	for (size_t i = 0; i < thps_n_vmstat_fields; i++)
+		if (thps_vmstat_value(v, i) != UINT64_MAX) {
+			fprintf(f, "%s %s %" PRIu64, any ? "," : "", thps_vmstat_fields[i].name,
+				thps_vmstat_value(v, i));
 			any = true;
 		}
 	fputs(any ? "\n" : " none\n", f);

@@ -1,9 +1,23 @@
 #include <errno.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "macro.h"
 #include "scan.h"
+
+#define VMSTAT_FIELD(n) { #n, offsetof(struct thps_vmstat, n) }
+const struct thps_vmstat_field thps_vmstat_fields[] = {
+	VMSTAT_FIELD(thp_split_page),
+	VMSTAT_FIELD(thp_split_page_failed),
+	VMSTAT_FIELD(thp_deferred_split_page),
+	VMSTAT_FIELD(thp_underused_split_page),
+	VMSTAT_FIELD(thp_split_pmd),
+	VMSTAT_FIELD(thp_collapse_alloc),
+	VMSTAT_FIELD(thp_split_free),
+	VMSTAT_FIELD(thp_split_unmap),
+};
+const size_t thps_n_vmstat_fields = ELEMENTSOF(thps_vmstat_fields);
 
 void thps_scan_init(struct thps_scan *s, const struct thps_geometry *g)
 {

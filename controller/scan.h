@@ -2,6 +2,7 @@
  * Sources fill it (plugins/), the report, the engine and the metrics read it. */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -38,6 +39,19 @@ struct thps_vmstat {
 	uint64_t thp_split_free;  /* RFC patch 003 */
 	uint64_t thp_split_unmap; /* RFC patch 003 */
 };
+
+/* The counters of struct thps_vmstat by their /proc/vmstat names, in one table that the
+ * parser, the report and the metrics share. */
+struct thps_vmstat_field {
+	const char *name;
+	size_t offset;
+};
+extern const struct thps_vmstat_field thps_vmstat_fields[];
+extern const size_t thps_n_vmstat_fields;
+static inline uint64_t thps_vmstat_value(const struct thps_vmstat *v, size_t i)
+{
+	return *(const uint64_t *)((const char *)v + thps_vmstat_fields[i].offset);
+}
 
 struct thps_scan_summary {
 	uint64_t procs_scanned;

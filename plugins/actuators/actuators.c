@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "actuator.h"
+#include "kernel/kernel.h"
 #include "fileio.h"
 #include "macro.h"
 #include "probe.h"
@@ -41,31 +42,6 @@ uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_by
 	return a;
 }
 
-void thps_vmstat_parse(const char *text, struct thps_vmstat *ret)
-{
-	static const struct {
-		const char *key;
-		size_t off;
-	} keys[] = {
-		{ "thp_split_page", offsetof(struct thps_vmstat, thp_split_page) },
-		{ "thp_split_page_failed", offsetof(struct thps_vmstat, thp_split_page_failed) },
-		{ "thp_deferred_split_page", offsetof(struct thps_vmstat, thp_deferred_split_page) },
-		{ "thp_underused_split_page", offsetof(struct thps_vmstat, thp_underused_split_page) },
-		{ "thp_split_pmd", offsetof(struct thps_vmstat, thp_split_pmd) },
-		{ "thp_collapse_alloc", offsetof(struct thps_vmstat, thp_collapse_alloc) },
-		{ "thp_split_free", offsetof(struct thps_vmstat, thp_split_free) },
-		{ "thp_split_unmap", offsetof(struct thps_vmstat, thp_split_unmap) },
-	};
-
-	memset(ret, 0xff, sizeof(*ret));
-	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-		uint64_t v;
-
-		if (find_keyed_u64(text, keys[i].key, &v) == 0)
-			*(uint64_t *)((char *)ret + keys[i].off) = v;
-	}
-}
-
 static int read_vmstat(const struct thps_ctx *ctx, struct thps_vmstat *ret)
 {
 	_cleanup_free_ char *text = NULL;
@@ -78,8 +54,7 @@ static int read_vmstat(const struct thps_ctx *ctx, struct thps_vmstat *ret)
 	r = read_file_bounded(path, 1 << 20, &text, NULL);
 	if (r < 0)
 		return r;
-	thps_vmstat_parse(text, ret);
-	return 0;
+	return thps_parse_vmstat(text, ret);
 }
 
 int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup, struct thps_act_snapshot *ret)

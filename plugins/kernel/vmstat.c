@@ -14,27 +14,13 @@
 #define VMSTAT_MAX  (64 * 1024)
 #define MEMSTAT_MAX (64 * 1024)
 
-static const struct {
-	const char *key;
-	size_t offset;
-} vmstat_keys[] = {
-    {"thp_split_page", offsetof(struct thps_vmstat, thp_split_page)},
-    {"thp_split_page_failed", offsetof(struct thps_vmstat, thp_split_page_failed)},
-    {"thp_deferred_split_page", offsetof(struct thps_vmstat, thp_deferred_split_page)},
-    {"thp_underused_split_page", offsetof(struct thps_vmstat, thp_underused_split_page)},
-    {"thp_split_pmd", offsetof(struct thps_vmstat, thp_split_pmd)},
-    {"thp_collapse_alloc", offsetof(struct thps_vmstat, thp_collapse_alloc)},
-    {"thp_split_free", offsetof(struct thps_vmstat, thp_split_free)},
-    {"thp_split_unmap", offsetof(struct thps_vmstat, thp_split_unmap)},
-};
-
 int thps_parse_vmstat(const char *text, struct thps_vmstat *ret)
 {
 	struct thps_vmstat v;
 
-	for (size_t i = 0; i < ELEMENTSOF(vmstat_keys); i++) {
-		uint64_t *dst = (uint64_t *)((char *)&v + vmstat_keys[i].offset);
-		int r = find_keyed_u64(text, vmstat_keys[i].key, dst);
+	for (size_t i = 0; i < thps_n_vmstat_fields; i++) {
+		uint64_t *dst = (uint64_t *)((char *)&v + thps_vmstat_fields[i].offset);
+		int r = find_keyed_u64(text, thps_vmstat_fields[i].name, dst);
 
 		if (r == -ENOENT)
 			*dst = UINT64_MAX;

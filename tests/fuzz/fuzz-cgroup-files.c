@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)thps_parse_memstat_thp(s, 2, &v);
 	(void)find_keyed_u64(s, "anon", &v);
 	(void)parse_u64(s, &v);
-	thps_vmstat_parse(s, &vm);
+	(void)thps_parse_vmstat(s, &vm);
 	(void)thps_proc_cgroup_v2_path(s, buf, sizeof(buf));
 	free(s);
 	return 0;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "actuator.h"
+#include "kernel/kernel.h"
 #include "fileio.h"
 
 static char root[64];
@@ -106,7 +107,7 @@ START_TEST(test_vmstat_parse)
 {
 	struct thps_vmstat v;
 
-	thps_vmstat_parse("thp_split_page 7\nthp_split_free 16352\nthp_split_pmd 2\n", &v);
+	ck_assert_int_eq(thps_parse_vmstat("thp_split_page 7\nthp_split_free 16352\nthp_split_pmd 2\n", &v), 0);
 	ck_assert_uint_eq(v.thp_split_page, 7);
 	ck_assert_uint_eq(v.thp_split_free, 16352);
 	ck_assert_uint_eq(v.thp_split_pmd, 2);
