@@ -180,7 +180,7 @@ JEOF
 	if [ "$THPS_KERNEL" = k61 ]; then
 		# 6.1 has no underused-THP shrinker: memory.reclaim cannot free THP zero subpages.
 		vm_check daemon-reclaim-reported-k61 "the daemon asked and reported $(vm_mib $given) MiB back: $(grep -o "cgroup '/thps-oci/ctr4': reclaim asked.*" $D/daemon.log | head -1)" \
-			grep -q "cgroup '/thps-oci/ctr4': reclaim asked" $D/daemon.log
+			sh -c "grep -q \"cgroup '/thps-oci/ctr4': reclaim asked [0-9]* bytes, gave back 0\" $D/daemon.log && [ '$given' = 0 ]"
 	else
 		ok=no; [ "$asked" -gt 0 ] && [ $((given * 100)) -ge $((asked * 95)) ] && [ $((w * 20)) -le "$mix_waste" ] && ok=yes
 		vm_check daemon-reclaimed-95 "freed $(vm_mib $given) of $(vm_mib $asked) MiB waste seen, $(vm_mib $w) MiB left, memory.current peak $(vm_mib $PEAK) -> $(vm_mib $MEM1) MiB, $secs s" \
