@@ -229,9 +229,18 @@ static int write_status(struct manager *m)
 	return write_atomic(path, dup, strlen(dup));
 }
 
+static const struct crecord *record_find(const struct manager *m, const char *path)
+{
+	for (size_t i = 0; i < m->n_rec; i++)
+		if (!strcmp(m->rec[i].path, path))
+			return &m->rec[i];
+	return NULL;
+}
+
 static int publish(struct manager *m)
 {
 	struct thps_metrics_action *acts = NULL;
+	struct thps_metrics_container *ctrs = NULL;
 	struct thps_metrics_flag flags[16];
 	_cleanup_free_ char *text = NULL;
 	size_t n_acts = 0;
@@ -246,6 +255,19 @@ static int publish(struct manager *m)
 				acts[n_acts] = m->rec[i].act[a];
 				acts[n_acts++].cgroup = m->rec[i].path;
 			}
+	/* From the registrations in force now: a container's series leaves with its file. */
+	ctrs = calloc(m->regs.n + 1, sizeof(*ctrs));
+	if (!ctrs) {
+		free(acts);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->regs.n; i++) {
+		const struct thps_registration *g = &m->regs.items[i];
+		const struct crecord *rec = record_find(m, g->cgroup);
+
+		ctrs[i] = (struct thps_metrics_container){ .cgroup = g->cgroup, .id = g->id,
+							   .policy = rec ? rec->last.policy : "" };
+	}
 
 	struct thps_metrics_input in = {
 		.version = PACKAGE_VERSION,
@@ -260,6 +282,8 @@ static int publish(struct manager *m)
 		.n_actions = n_acts,
 		.decisions = m->decisions,
 		.n_decisions = m->n_decisions,
+		.containers = ctrs,
+		.n_containers = m->regs.n,
 		.capabilities = flags,
 		.n_capabilities = dglue_caps_flags(&m->caps, flags, ELEMENTSOF(flags)),
 		.dry_run = m->observe_only,
@@ -268,6 +292,7 @@ static int publish(struct manager *m)
 	};
 	len = thps_metrics_format_alloc(&in, METRICS_MAX, &text);
 	free(acts);
+	free(ctrs);
 	if (len < 0)
 		return log_error_errno(len, "Failed to format the metrics: %m");
 	if (m->http) {

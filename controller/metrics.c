@@ -274,6 +274,18 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 
 	actions(&o, in);
 
+	family(&o, "thpshrink_container_info", "gauge",
+	       "A registered container and its cgroup; always 1. Join on cgroup for the container id.");
+	for (size_t i = 0; i < in->n_containers; i++) {
+		put(&o, "thpshrink_container_info{cgroup=\"");
+		put_label(&o, in->containers[i].cgroup);
+		put(&o, "\",container=\"");
+		put_label(&o, in->containers[i].id);
+		put(&o, "\",policy=\"");
+		put_label(&o, in->containers[i].policy);
+		put(&o, "\"} 1\n");
+	}
+
 	if (in->scan) {
 		const struct thps_scan *s = in->scan;
 

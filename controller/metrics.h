@@ -31,6 +31,19 @@ struct thps_metrics_count {
 	uint64_t value;
 };
 
+/* A running container the OCI hook registered. Exported as one info series,
+ * thpshrink_container_info{cgroup,container,policy} 1, rather than as a container label on
+ * every per-cgroup series: the per-cgroup series keep one stable label set (adding a label
+ * when a registration appears would start new series for the same cgroup and break rate()),
+ * the cardinality cost is one series per container, and dashboards join on cgroup
+ * (`* on (cgroup) group_left (container) thpshrink_container_info`), the kube-state-metrics
+ * idiom. */
+struct thps_metrics_container {
+	const char *cgroup;
+	const char *id;
+	const char *policy;                 /* the policy the engine applied; "" before a decision */
+};
+
 struct thps_metrics_input {
 	const char *version;
 	const struct thps_scan *scan;       /* NULL before the first pass */
@@ -48,6 +61,9 @@ struct thps_metrics_input {
 	size_t n_decisions;
 	const struct thps_metrics_flag *capabilities;
 	size_t n_capabilities;
+
+	const struct thps_metrics_container *containers; /* the current registrations */
+	size_t n_containers;
 
 	bool dry_run;
 	uint64_t proc_events_total;

@@ -80,6 +80,10 @@ static void fill_input(struct thps_metrics_input *in, const struct thps_scan *s,
 	};
 }
 
+static const struct thps_metrics_container containers[] = {
+	{ "/web.slice/app", "3f2a9c1b7d", "redis" },
+};
+
 static void check_golden(const char *name, const char *text)
 {
 	char path[4096];
@@ -111,6 +115,8 @@ START_TEST(test_golden_full)
 
 	fill_scan(&s, false);
 	fill_input(&in, &s, acts, flags, dec);
+	in.containers = containers;
+	in.n_containers = ELEMENTSOF(containers);
 	len = thps_metrics_format_alloc(&in, 1 << 20, &text);
 	ck_assert_int_gt(len, 0);
 	ck_assert_uint_eq(strlen(text), (size_t)len);
@@ -153,6 +159,43 @@ START_TEST(test_gone_cgroup_leaves_output)
 	free(b);
 	thps_scan_free(&s1);
 	thps_scan_free(&s2);
+}
+END_TEST
+
+/* A registered cgroup gets one info series naming its container and policy; once the
+ * registration is gone (the daemon passes the registrations in force) so is the series, and
+ * the cgroup's own series stay unlabelled either way. */
+START_TEST(test_container_info)
+{
+	static const struct thps_metrics_container hostile[] = {
+		{ "/web.slice/app", "3f2a9c1b7d", "redis" },
+		{ "/k8s/pod\"x", "id\nwith", "" },
+	};
+	struct thps_scan s;
+	struct thps_metrics_input in;
+	struct thps_metrics_action acts[1];
+	struct thps_metrics_flag flags[2];
+	struct thps_metrics_count dec[2];
+	char *a = NULL, *b = NULL;
+
+	fill_scan(&s, false);
+	fill_input(&in, &s, acts, flags, dec);
+	in.containers = hostile;
+	in.n_containers = ELEMENTSOF(hostile);
+	ck_assert_int_gt(thps_metrics_format_alloc(&in, 1 << 20, &a), 0);
+	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_container_info{cgroup=\"/web.slice/app\","
+				     "container=\"3f2a9c1b7d\",policy=\"redis\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_container_info{cgroup=\"/k8s/pod\\\"x\","
+				     "container=\"id\\nwith\",policy=\"\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_cgroup_waste_bytes{cgroup=\"/web.slice/app\"} "));
+	in.n_containers = 0;
+	ck_assert_int_gt(thps_metrics_format_alloc(&in, 1 << 20, &b), 0);
+	ck_assert_ptr_null(strstr(b, "3f2a9c1b7d"));
+	ck_assert_ptr_null(strstr(b, "thpshrink_container_info{"));
+	ck_assert_ptr_nonnull(strstr(b, "# TYPE thpshrink_container_info gauge\n"));
+	free(a);
+	free(b);
+	thps_scan_free(&s);
 }
 END_TEST
 
@@ -288,6 +331,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_golden_full);
 	tcase_add_test(tc, test_golden_before_first_scan);
 	tcase_add_test(tc, test_gone_cgroup_leaves_output);
+	tcase_add_test(tc, test_container_info);
 	tcase_add_test(tc, test_bounded_buffer);
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_parse_listen);

@@ -1,7 +1,8 @@
 # 40-oci: a real OCI runtime (crun, from Debian) runs a busybox container whose config.json
 # names thpshrink-oci-hook for createRuntime, poststart and poststop. The registration must
-# appear with the container's real cgroup and go away on delete; a read-only registrations dir
-# (and no daemon at all) must not stop the container from starting.
+# appear with the container's real cgroup and go away on delete; thpshrinkd must apply the
+# policy the annotation names and label the container in /metrics (1b); a read-only
+# registrations dir (and no daemon at all) must not stop the container from starting.
 REGS=/run/thpshrink/containers
 B=/tmp/oci-bundle
 if ! command -v crun >/dev/null; then
@@ -29,7 +30,7 @@ for a in sh sleep cat; do ln -sf busybox $B/rootfs/bin/$a; done
 cp "$(command -v thpshrink-bloat)" $B/rootfs/bin/thpshrink-bloat
 for d in /lib /lib64 /usr/lib; do [ -d $d ] && [ ! -L $d ] && mkdir -p $B/rootfs$d && cp -a $d/. $B/rootfs$d/; done
 
-# bundle ID CGROUPSPATH REGSDIR POLICY ARGV-JSON: writes $B/config.json
+# bundle ID CGROUPSPATH REGSDIR POLICY ARGV-JSON [MODE]: writes $B/config.json
 bundle() {
 	cat > $B/config.json <<JSON
 {
@@ -38,7 +39,7 @@ bundle() {
     "args": $5, "env": ["PATH=/bin"] },
   "root": { "path": "rootfs", "readonly": false },
   "hostname": "$1",
-  "annotations": { "io.thpshrink.policy": "$4", "io.thpshrink.mode": "observe" },
+  "annotations": { "io.thpshrink.policy": "$4", "io.thpshrink.mode": "${6:-observe}" },
   "mounts": [
     {"destination": "/proc", "type": "proc", "source": "proc"},
     {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid","mode=755","size=65536k"]},
@@ -98,13 +99,6 @@ _i=0; while ! grep -q READY /tmp/crun-ctr1.log && [ $_i -lt 300 ]; do sleep 0.1;
 mc=$(cat /sys/fs/cgroup$cg/memory.current 2>/dev/null || echo 0)
 vm_check workload-in-cgroup "memory.current=$(vm_mib "$mc") MiB anon_thp=$(vm_memstat "/sys/fs/cgroup$cg" anon_thp) $(grep READY /tmp/crun-ctr1.log)" \
 	[ "$mc" -ge 8388608 ]
-# The daemon-side checks (policy applied, memory given back, /metrics labelled by container id)
-# need thpshrinkd with registrations wired in: not in this build.
-if command -v thpshrinkd >/dev/null && thpshrinkd --help 2>&1 | grep -q registrations-dir; then
-	vm_skip daemon "thpshrinkd present, but reading registrations is not wired into it yet"
-else
-	vm_skip daemon "no thpshrinkd with --registrations-dir in the initramfs"
-fi
 stop_ctr ctr1
 wait_gone $f
 vm_check unregistered "after crun delete: $(ls $REGS 2>&1 | tr '\n' ' ')" [ ! -e $f ]
@@ -112,6 +106,109 @@ sleep 0.5
 kill $WATCH 2>/dev/null; wait $WATCH 2>/dev/null
 vm_check inotify-events "$(tr '\n' ';' < /tmp/regs-watch.log)" \
 	sh -c "grep -q '^added ctr1$' /tmp/regs-watch.log && grep -q '^removed ctr1$' /tmp/regs-watch.log"
+
+# 1b: thpshrinkd reads the registrations. ctr4's annotation names policy "shrink" (enforce,
+# reclaim) whose own selector matches no cgroup, so only the annotation can select it; its
+# workload has 32 low-util THPs. The daemon must pick the registration up, apply "shrink",
+# give back >= 95 % of the waste it saw (6.1: ask and report 0, the kernel cannot), label the
+# cgroup with the container id in /metrics, and drop that series once the container is deleted.
+INTERVAL=4
+PORT=9478
+D=/tmp/ocid
+metrics() { wget -q -O - "http://127.0.0.1:$PORT/metrics" 2>/dev/null; }
+metric() { # NAME CGROUP -> value (0 if absent)
+	metrics | awk -v n="$1" -v c="cgroup=\"$2\"" 'index($0, n "{") == 1 && index($0, c) { v = $NF } END { print v + 0 }'
+}
+if ! command -v thpshrinkd >/dev/null 2>&1; then
+	vm_fail daemon "thpshrinkd is not in the initramfs"
+else
+	mkdir -p $D/pol $D/state
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+	cat >$D/pol/10-shrink.json <<'JEOF'
+{ "name": "shrink", "match": { "cgroup": "/no-such-cgroup" }, "mode": "enforce", "action": "reclaim",
+  "trigger": { "min_waste": "2M" }, "cooldown": "1s",
+  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
+JEOF
+	chmod 644 $D/pol/*.json
+	# Low-util THPs are split by reclaim's underused-THP shrinker only past max_ptes_none; set
+	# before the workload faults in.
+	vm_set_thp_knob khugepaged/max_ptes_none 409
+	thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT --interval $INTERVAL \
+		--scan-cpu 100 --registrations-dir $REGS -v >$D/daemon.log 2>&1 &
+	DPID=$!
+	i=0
+	until metrics | grep -q '^thpshrink_scans_total [1-9]'; do i=$((i + 1)); [ $i -le 600 ] || break; sleep 0.1; done
+	vm_check daemon-started "first pass served on :$PORT" sh -c "wget -q -O - http://127.0.0.1:$PORT/metrics | grep -q '^thpshrink_scans_total [1-9]'"
+
+	bundle ctr4 /thps-oci/ctr4 $REGS shrink '["/bin/thpshrink-bloat", "--mix", "8:32", "--seconds", "300"]' enforce
+	crun create --no-pivot --bundle $B ctr4 > /tmp/crun-ctr4.log 2>&1 && crun start ctr4 >> /tmp/crun-ctr4.log 2>&1
+	rc=$?
+	T0=$(vm_uptime)
+	vm_check ctr4-started "crun rc=$rc status=$(state_of ctr4) $(tr -d ' \n' < $REGS/ctr4.json 2>/dev/null)" \
+		sh -c "[ $rc = 0 ] && grep -q '\"mode\": *\"enforce\"' $REGS/ctr4.json"
+	pid4=$(pid_of ctr4)
+	_i=0; while ! grep -q READY /tmp/crun-ctr4.log && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	MEM0=$(cat /sys/fs/cgroup/thps-oci/ctr4/memory.current 2>/dev/null || echo 0)
+	mix_waste=$((32 * 504 * 4096))
+	given=0 asked=0 w=0 info=
+	i=0
+	while [ $i -lt $((INTERVAL * 2 * 10 + 150)) ]; do
+		given=$(metric thpshrink_given_back_bytes_total /thps-oci/ctr4)
+		asked=$(grep -o "cgroup '/thps-oci/ctr4': policy 'shrink', .* waste [0-9]* B" $D/daemon.log |
+			sed 's/.* waste \([0-9]*\) B/\1/' | sort -n | tail -1)
+		asked=${asked:-0}
+		w=$(metric thpshrink_cgroup_waste_bytes /thps-oci/ctr4)
+		info=$(metrics | grep '^thpshrink_container_info{cgroup="/thps-oci/ctr4"')
+		if [ "$THPS_KERNEL" = k61 ]; then
+			grep -q "cgroup '/thps-oci/ctr4': reclaim asked" $D/daemon.log && [ -n "$info" ] && break
+		else
+			[ "$asked" -gt 0 ] && [ $((given * 100)) -ge $((asked * 95)) ] && [ $((w * 20)) -le "$mix_waste" ] && [ -n "$info" ] && break
+		fi
+		sleep 0.1; i=$((i + 1))
+	done
+	T1=$(vm_uptime)
+	MEM1=$(cat /sys/fs/cgroup/thps-oci/ctr4/memory.current 2>/dev/null || echo 0)
+	# The daemon may act while the workload still faults in: the peak is the honest "before".
+	PEAK=$(cat /sys/fs/cgroup/thps-oci/ctr4/memory.peak 2>/dev/null || echo "$MEM0")
+	secs=$(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}')
+	echo "# ctr4: mix waste $(vm_mib $mix_waste) MiB, asked $(vm_mib $asked) MiB, waste now $(vm_mib $w) MiB, memory.current peak $(vm_mib $PEAK) -> $(vm_mib $MEM1) MiB, given back (metric) $(vm_mib $given) MiB, $secs s"
+	vm_check daemon-registration "$(grep -o '[0-9]* container registrations in .*' $D/daemon.log | tail -1)" \
+		grep -q "[1-9][0-9]* container registrations in '$REGS'" $D/daemon.log
+	seen=$(grep -o "cgroup '/thps-oci/ctr4': policy '[^']*', THPs [0-9]*, low-util [0-9]*, waste [0-9]*" $D/daemon.log | tail -1)
+	vm_check daemon-annotated-policy "${seen:-no decision logged for /thps-oci/ctr4}" \
+		sh -c "echo \"$seen\" | grep -q \"policy 'shrink'\""
+	if [ "$THPS_KERNEL" = k61 ]; then
+		# 6.1 has no underused-THP shrinker: memory.reclaim cannot free THP zero subpages.
+		vm_check daemon-reclaim-reported-k61 "the daemon asked and reported $(vm_mib $given) MiB back: $(grep -o "cgroup '/thps-oci/ctr4': reclaim asked.*" $D/daemon.log | head -1)" \
+			sh -c "grep -q \"cgroup '/thps-oci/ctr4': reclaim asked [0-9]* bytes, gave back 0\" $D/daemon.log && [ '$given' = 0 ]"
+	else
+		ok=no; [ "$asked" -gt 0 ] && [ $((given * 100)) -ge $((asked * 95)) ] && [ $((w * 20)) -le "$mix_waste" ] && ok=yes
+		vm_check daemon-reclaimed-95 "freed $(vm_mib $given) of $(vm_mib $asked) MiB waste seen, $(vm_mib $w) MiB left, memory.current peak $(vm_mib $PEAK) -> $(vm_mib $MEM1) MiB, $secs s" \
+			[ $ok = yes ]
+	fi
+	vm_check metrics-container-id "${info:-no thpshrink_container_info for /thps-oci/ctr4}" \
+		sh -c "echo '$info' | grep -q 'container=\"ctr4\",policy=\"shrink\"} 1'"
+	kill -USR1 "$pid4" 2>/dev/null
+	_i=0; while ! grep -q VERIFY /tmp/crun-ctr4.log && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
+	v=$(grep VERIFY /tmp/crun-ctr4.log | tail -1)
+	vm_check daemon-data-intact "${v:-no VERIFY line}" sh -c "echo '$v' | grep -q '^VERIFY OK'"
+
+	stop_ctr ctr4
+	wait_gone $REGS/ctr4.json
+	T2=$(vm_uptime)
+	i=0
+	# Both the info series (registration gone) and the cgroup's own series (cgroup gone).
+	while metrics | grep -q 'container="ctr4"\|cgroup="/thps-oci/ctr4"' && [ $i -lt $((INTERVAL * 3 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+	secs=$(awk -v a=$T2 -v b=$(vm_uptime) 'BEGIN{printf "%.1f", b-a}')
+	metrics >$D/m-after
+	vm_check metrics-container-gone "registration $( [ -e $REGS/ctr4.json ] && echo present || echo removed ), series with container=\"ctr4\": $(grep -c 'container="ctr4"' $D/m-after), with cgroup=\"/thps-oci/ctr4\": $(grep -c 'cgroup="/thps-oci/ctr4"' $D/m-after), after $secs s (bound $((INTERVAL * 3)) s); $(grep -c '^thpshrink_' $D/m-after) series served" \
+		sh -c "[ ! -e $REGS/ctr4.json ] && [ -s $D/m-after ] && ! grep -q 'container=\"ctr4\"\|cgroup=\"/thps-oci/ctr4\"' $D/m-after"
+	kill -TERM $DPID
+	wait $DPID
+	rc=$?
+	vm_check daemon-sigterm "exit status $rc" [ $rc = 0 ]
+	grep -E "cgroup '/thps-oci/ctr4'|registrations" $D/daemon.log | tail -6 | sed 's/^/# /'
+fi
 
 # 2: a read-only registrations dir (and no daemon): the container still starts and runs
 mkdir -p /run/thps-ro && mount -t tmpfs -o ro,size=64k tmpfs /run/thps-ro
@@ -151,5 +248,5 @@ vm_check gc-removes-dead "$g1; left: $(ls $REGS | tr '\n' ' ')" \
 	sh -c "[ '$g1' = 'removed 1' ] && [ ! -e $REGS/lost.json ] && [ -f $REGS/ctr3.json ]"
 stop_ctr ctr3
 vm_check ctr3-unregistered "left: $(ls $REGS | tr '\n' ' ')" [ ! -e $REGS/ctr3.json ]
-rmdir /sys/fs/cgroup/thps-oci/ctr1 /sys/fs/cgroup/thps-oci/ctr2 /sys/fs/cgroup/thps-oci/ctr3 /sys/fs/cgroup/thps-oci 2>/dev/null
+rmdir /sys/fs/cgroup/thps-oci/ctr1 /sys/fs/cgroup/thps-oci/ctr2 /sys/fs/cgroup/thps-oci/ctr4 /sys/fs/cgroup/thps-oci/ctr3 /sys/fs/cgroup/thps-oci 2>/dev/null
 true
