@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -115,4 +116,17 @@ int write_file_string(const char *path, const char *s)
 	if ((size_t)n != len)
 		return -EIO;
 	return 0;
+}
+
+bool dir_has_entries(const char *path)
+{
+	_cleanup_closedir_ DIR *d = opendir(path);
+	struct dirent *de;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			return true;
+	return false;
 }

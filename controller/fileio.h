@@ -1,5 +1,6 @@
 /* Bounded reads of small kernel and config files. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,3 +21,7 @@ int write_file_string(const char *path, const char *s);
 
 /* Parses a decimal u64 with nothing after it. Returns 0 or -EINVAL / -ERANGE. */
 int parse_u64(const char *s, uint64_t *ret);
+
+/* Whether a directory has any entry but . and .. (an unmounted /sys/kernel/debug has none).
+ * False also when it cannot be opened. */
+bool dir_has_entries(const char *path);

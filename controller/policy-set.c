@@ -11,32 +11,6 @@
 #include "macro.h"
 #include "policy.h"
 
-static int add_error(struct thps_policy_errors *e, const char *fmt, ...) _printf_(2, 3);
-static int add_error(struct thps_policy_errors *e, const char *fmt, ...)
-{
-	va_list ap;
-	char *m, **n;
-
-	if (e->n >= THPS_POLICY_MAX_ERRORS) {
-		e->dropped++;
-		return 0;
-	}
-	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
-	va_end(ap);
-	if (!m)
-		return -ENOMEM;
-	n = realloc(e->msgs, (e->n + 1) * sizeof(*n));
-	if (!n) {
-		free(m);
-		return -ENOMEM;
-	}
-	e->msgs = n;
-	e->msgs[e->n++] = m;
-	return 0;
-}
-
 struct thps_policy_set *thps_policy_set_new(void)
 {
 	return calloc(1, sizeof(struct thps_policy_set));
@@ -62,12 +36,12 @@ static void set_freep(struct thps_policy_set **s)
 static int check_owner(const char *path, const struct stat *st, struct thps_policy_errors *errs)
 {
 	if (st->st_uid != 0) {
-		add_error(errs, "%s: refusing to use: owned by uid %u, not root; chown root it",
+		thps_policy_errors_add(errs, "%s: refusing to use: owned by uid %u, not root; chown root it",
 			  path, (unsigned)st->st_uid);
 		return -EPERM;
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-		add_error(errs,
+		thps_policy_errors_add(errs,
 			  "%s: refusing to use: writable by group or others (mode %04o); "
 			  "chmod go-w it",
 			  path, (unsigned)(st->st_mode & 07777));
@@ -112,11 +86,11 @@ static int load_fd(int fd, const char *path, unsigned flags, struct thps_policy_
 
 	if (fstat(fd, &st) < 0) {
 		r = negative_errno();
-		add_error(errs, "%s: cannot stat: %s", path, strerror(-r));
+		thps_policy_errors_add(errs, "%s: cannot stat: %s", path, strerror(-r));
 		return r;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		add_error(errs, "%s: not a regular file", path);
+		thps_policy_errors_add(errs, "%s: not a regular file", path);
 		return -EINVAL;
 	}
 	if (flags & THPS_POLICY_LOAD_CHECK_OWNER) {
@@ -126,11 +100,11 @@ static int load_fd(int fd, const char *path, unsigned flags, struct thps_policy_
 	}
 	r = read_fd_bounded(fd, THPS_POLICY_MAX_FILE, &text, &len);
 	if (r == -EFBIG) {
-		add_error(errs, "%s: larger than %d bytes", path, THPS_POLICY_MAX_FILE);
+		thps_policy_errors_add(errs, "%s: larger than %d bytes", path, THPS_POLICY_MAX_FILE);
 		return r;
 	}
 	if (r < 0) {
-		add_error(errs, "%s: cannot read: %s", path, strerror(-r));
+		thps_policy_errors_add(errs, "%s: cannot read: %s", path, strerror(-r));
 		return r;
 	}
 	return thps_policy_parse_text(path, text, len, set, errs);
@@ -144,7 +118,7 @@ int thps_policy_load_file(const char *path, unsigned flags, struct thps_policy_s
 
 	if (fd < 0) {
 		r = negative_errno();
-		add_error(errs, "%s: cannot open: %s", path, strerror(-r));
+		thps_policy_errors_add(errs, "%s: cannot open: %s", path, strerror(-r));
 		return r;
 	}
 	return load_fd(fd, path, flags, set, errs);
@@ -159,7 +133,7 @@ int thps_policy_set_check_unique(const struct thps_policy_set *set, struct thps_
 			const struct thps_policy *a = &set->policies[k], *b = &set->policies[i];
 			if (strcmp(a->name, b->name))
 				continue;
-			add_error(errs,
+			thps_policy_errors_add(errs,
 				  "%s:%u:%u: %s: duplicate policy name \"%s\" (first defined at "
 				  "%s:%u:%u)",
 				  b->file, b->name_line, b->name_col, b->json_path, b->name,
@@ -195,19 +169,19 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		r = negative_errno();
-		add_error(errs, "%s: cannot open policy directory: %s", dir, strerror(-r));
+		thps_policy_errors_add(errs, "%s: cannot open policy directory: %s", dir, strerror(-r));
 		return r;
 	}
 	d = fdopendir(dfd);
 	if (!d) {
 		r = negative_errno();
 		close(dfd);
-		add_error(errs, "%s: cannot read policy directory: %s", dir, strerror(-r));
+		thps_policy_errors_add(errs, "%s: cannot read policy directory: %s", dir, strerror(-r));
 		return r;
 	}
 	if (fstat(dfd, &st) < 0) {
 		r = negative_errno();
-		add_error(errs, "%s: cannot stat: %s", dir, strerror(-r));
+		thps_policy_errors_add(errs, "%s: cannot stat: %s", dir, strerror(-r));
 		return r;
 	}
 	if (flags & THPS_POLICY_LOAD_CHECK_OWNER) {
@@ -226,7 +200,7 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 		if (!de) {
 			if (errno) {
 				r = negative_errno();
-				add_error(errs, "%s: cannot read policy directory: %s", dir,
+				thps_policy_errors_add(errs, "%s: cannot read policy directory: %s", dir,
 					  strerror(-r));
 			}
 			break;
@@ -234,7 +208,7 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 		if (!is_policy_file(de->d_name))
 			continue;
 		if (n >= THPS_POLICY_MAX_FILES) {
-			add_error(errs, "%s: more than %d policy files", dir,
+			thps_policy_errors_add(errs, "%s: more than %d policy files", dir,
 				  THPS_POLICY_MAX_FILES);
 			r = -E2BIG;
 			break;
@@ -265,7 +239,7 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 			fd = openat(dfd, names[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 			if (fd < 0) {
 				fail = negative_errno();
-				add_error(errs, "%s: cannot open: %s", path, strerror(-fail));
+				thps_policy_errors_add(errs, "%s: cannot open: %s", path, strerror(-fail));
 				continue;
 			}
 			/* go on after a bad file: the operator sees every error at once */

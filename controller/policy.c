@@ -212,8 +212,7 @@ void thps_policy_errors_clear(struct thps_policy_errors *e)
 	*e = (struct thps_policy_errors){0};
 }
 
-static int errors_add(struct thps_policy_errors *e, const char *fmt, ...) _printf_(2, 3);
-static int errors_add(struct thps_policy_errors *e, const char *fmt, ...)
+int thps_policy_errors_add(struct thps_policy_errors *e, const char *fmt, ...)
 {
 	va_list ap;
 	char *m, **n;
@@ -258,7 +257,7 @@ static int verr(struct vctx *v, unsigned line, unsigned col, const char *path, c
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	v->nerr++;
-	if (errors_add(v->errs, "%s:%u:%u: %s%s%s", v->file, line, col, path, *path ? ": " : "",
+	if (thps_policy_errors_add(v->errs, "%s:%u:%u: %s%s%s", v->file, line, col, path, *path ? ": " : "",
 		       msg) < 0)
 		v->r = -ENOMEM;
 	return 0;

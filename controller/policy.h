@@ -16,6 +16,7 @@
  *   5. first in load order (file names in byte order, then position in the file).
  * When nothing matches, the built-in policy "(builtin)" applies: it observes only. */
 #pragma once
+#include "macro.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +72,9 @@ struct thps_policy_errors {
 	size_t dropped; /* beyond THPS_POLICY_MAX_ERRORS per load */
 };
 void thps_policy_errors_clear(struct thps_policy_errors *e);
+/* Appends one message (at most THPS_POLICY_MAX_ERRORS, then counts them as dropped).
+ * Returns 0 or -ENOMEM. */
+int thps_policy_errors_add(struct thps_policy_errors *e, const char *fmt, ...) _printf_(2, 3);
 
 enum {
 	THPS_POLICY_LOAD_CHECK_OWNER = 1 << 0, /* refuse files/dirs not owned by root or

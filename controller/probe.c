@@ -228,19 +228,6 @@ static void gather_thp(const struct thps_ctx *ctx, struct thps_probe *p)
 	}
 }
 
-static bool dir_has_entries(const char *path)
-{
-	_cleanup_closedir_ DIR *d = opendir(path);
-	struct dirent *de;
-
-	if (!d)
-		return false;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			return true;
-	return false;
-}
-
 static void gather_debugfs(const struct thps_ctx *ctx, struct thps_probe *p)
 {
 	char path[PATH_MAX];

@@ -122,20 +122,6 @@ static int utilization_path(const struct thps_ctx *ctx, char *path, size_t size)
 	return thps_path(path, size, ctx->debugfs_root, "thp_utilization");
 }
 
-/* An unmounted /sys/kernel/debug is an empty directory. */
-static bool dir_has_entries(const char *path)
-{
-	_cleanup_closedir_ DIR *d = opendir(path);
-	struct dirent *de;
-
-	if (!d)
-		return false;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			return true;
-	return false;
-}
-
 static int debugfs_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
 {
 	char path[PATH_MAX];
