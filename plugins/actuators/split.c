@@ -13,40 +13,12 @@
 #include "actuator.h"
 #include "fileio.h"
 #include "macro.h"
+#include "scanner/scanner.h"
 
 #define KPF_COMPOUND_HEAD 15
 #define KPF_THP 22
 #define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 #define PM_PRESENT (UINT64_C(1) << 63)
-
-/* Field 22 of /proc/PID/stat, counted after the last ')' (comm may hold anything). */
-static int read_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
-{
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX], *p;
-	unsigned long long v;
-	int r;
-
-	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid);
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, 4096, &text, NULL);
-	if (r < 0)
-		return r;
-	p = strrchr(text, ')');
-	if (!p)
-		return -EINVAL;
-	/* each space after the ')' starts the next field: the 20th one starts field 22 */
-	for (int field = 3; field <= 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -EINVAL;
-	}
-	if (sscanf(p + 1, "%llu", &v) != 1)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
 
 static int open_proc(const struct thps_ctx *ctx, const char *rel, char *path, size_t size)
 {
@@ -84,7 +56,8 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		snprintf(why, size, "0x%llx is not THP aligned", (unsigned long long)r->start);
 		return 0;
 	}
-	k = read_starttime(ctx, r->pid, &st);
+	/* the scanner's own reader: the recorded start time came from it */
+	k = thps_proc_starttime(ctx, r->pid, &st);
 	if (k == -ENOENT || k == -ESRCH) {
 		snprintf(why, size, "process %d exited", (int)r->pid);
 		return 0;
