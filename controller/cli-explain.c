@@ -110,6 +110,9 @@ int thps_cli_explain(int argc, char **argv)
 	if (num(found, "requested_bytes") > 0)
 		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n", num(found, "requested_bytes"),
 		       num(found, "given_back_bytes"));
+	if (num(found, "recollapsed_thps") > 0)
+		printf("re-collapsed:      %" PRId64 " THPs khugepaged rebuilt after a split (see the daemon's "
+		       "log for the max_ptes_none advice)\n", num(found, "recollapsed_thps"));
 	if (*str(root, "observe_only_reason"))
 		printf("daemon:            observe-only: %s\n", str(root, "observe_only_reason"));
 	json_object_put(root);

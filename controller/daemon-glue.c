@@ -249,6 +249,7 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 	snprintf(ret->rule, sizeof(ret->rule), "%s", thps_rule_name(d.rule));
 	ret->waste_bytes = f.waste_bytes;
 	ret->lowutil_thps = f.lowutil_thps;
+	ret->lowutil_max_bucket = pol->lowutil_max_bucket;
 	if (d.rule == THPS_RULE_OBSERVE) {
 		/* Recorded by the observe actuator: what enforce would have asked. */
 		snprintf(ret->action, sizeof(ret->action), "observe");

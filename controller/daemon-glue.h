@@ -35,6 +35,7 @@ struct dglue_decision {
 	bool dry;          /* the engine would act; the daemon only observes */
 	uint64_t amount;   /* bytes to ask for */
 	uint64_t waste_bytes, lowutil_thps; /* at the policy's low-util cut */
+	unsigned lowutil_max_bucket;        /* the policy's low-util cut */
 };
 
 struct dglue_caps {

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "actuator.h"
 #include "cgroups.h"
 #include "daemon-glue.h"
 #include "engine.h"
@@ -27,6 +28,7 @@
 #include "manager.h"
 #include "metrics.h"
 #include "procev.h"
+#include "recollapse.h"
 #include "registrations.h"
 #include "thp.h"
 
@@ -43,6 +45,9 @@ struct crecord {
 	time_t last_time;
 	/* per action: observe, reclaim, split */
 	struct thps_metrics_action act[3];
+	struct thps_recollapse split;     /* ranges the daemon split, to catch khugepaged rebuilding them */
+	uint64_t recollapsed;             /* THPs rebuilt after a split, since the start */
+	uint64_t recollapse_debt;         /* their bytes, not yet charged to the engine */
 };
 
 static const char *const action_names[3] = { "observe", "reclaim", "split" };
@@ -136,6 +141,7 @@ static void records_prune(struct manager *m)
 	for (size_t i = 0; i < m->n_rec; i++) {
 		if (!m->rec[i].seen && !cgroup_exists(m, m->rec[i].path)) {
 			free(m->rec[i].path);
+			thps_recollapse_clear(&m->rec[i].split);
 			continue;
 		}
 		m->rec[j++] = m->rec[i];
@@ -208,6 +214,7 @@ static int write_status(struct manager *m)
 		json_object_object_add(e, "time", json_object_new_int64(c->last_time));
 		json_object_object_add(e, "requested_bytes", json_object_new_int64(c->last_result.requested));
 		json_object_object_add(e, "given_back_bytes", json_object_new_int64(c->last_result.given_back));
+		json_object_object_add(e, "recollapsed_thps", json_object_new_int64(c->recollapsed));
 		if (s) {
 			json_object_object_add(e, "thps", json_object_new_int64(thps_hist_thps(&s->hist)));
 			json_object_object_add(e, "lowutil_thps", json_object_new_int64(c->last.lowutil_thps));
@@ -241,6 +248,8 @@ static int publish(struct manager *m)
 {
 	struct thps_metrics_action *acts = NULL;
 	struct thps_metrics_container *ctrs = NULL;
+	_cleanup_free_ struct thps_metrics_cgroup_count *rcs = NULL;
+	size_t n_rcs = 0;
 	struct thps_metrics_flag flags[16];
 	_cleanup_free_ char *text = NULL;
 	size_t n_acts = 0;
@@ -255,6 +264,14 @@ static int publish(struct manager *m)
 				acts[n_acts] = m->rec[i].act[a];
 				acts[n_acts++].cgroup = m->rec[i].path;
 			}
+	rcs = calloc(m->n_rec + 1, sizeof(*rcs));
+	if (!rcs) {
+		free(acts);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->n_rec; i++)
+		if (m->rec[i].recollapsed)
+			rcs[n_rcs++] = (struct thps_metrics_cgroup_count){ m->rec[i].path, m->rec[i].recollapsed };
 	/* From the registrations in force now: a container's series leaves with its file. */
 	ctrs = calloc(m->regs.n + 1, sizeof(*ctrs));
 	if (!ctrs) {
@@ -282,6 +299,8 @@ static int publish(struct manager *m)
 		.n_actions = n_acts,
 		.decisions = m->decisions,
 		.n_decisions = m->n_decisions,
+		.recollapsed = rcs,
+		.n_recollapsed = n_rcs,
 		.containers = ctrs,
 		.n_containers = m->regs.n,
 		.capabilities = flags,
@@ -425,6 +444,32 @@ static void count_decision(struct manager *m, const char *name)
 	}
 }
 
+/* Once per cgroup and pass: what khugepaged undid and the one knob that stops it. */
+static void log_recollapse(const struct manager *m, const char *cgroup, size_t n, unsigned bucket)
+{
+	unsigned mpn, advice = thps_max_ptes_none_advice(&m->scan.geom, bucket);
+	char now[32] = "unknown";
+
+	if (thps_max_ptes_none_get(&m->ctx, &mpn) == 0)
+		snprintf(now, sizeof(now), "%u", mpn);
+	log_warning("cgroup '%s': khugepaged re-collapsed %zu THPs split earlier (max_ptes_none %s); "
+		    "--set-max-ptes-none %u (thpshrink reclaim) keeps THPs of buckets 0-%u split; "
+		    "global trade-off: khugepaged then also leaves ranges with more than %u empty "
+		    "subpages as small pages, for every process; the split action backs off meanwhile",
+		    cgroup, n, now, advice, bucket, advice);
+}
+
+/* Remembers this cgroup's low-util ranges after a split. The ones the actuator did not reach
+ * (byte budget, changed) come back under the same PFN and are forgotten then, not counted. */
+static void remember_split(struct manager *m, struct crecord *rec, const struct thps_cgroup_stats *c)
+{
+	int r = thps_recollapse_add(&rec->split, m->scan.ranges, m->scan.n_ranges, c->ino);
+
+	if (r < 0)
+		log_warning_errno(r, "cgroup '%s': cannot remember the split ranges, re-collapse goes "
+				  "uncounted: %m", c->path);
+}
+
 static void decide_and_act(struct manager *m, time_t now)
 {
 	struct timespec mono;
@@ -439,7 +484,7 @@ static void decide_and_act(struct manager *m, time_t now)
 		struct dglue_result res = { 0 };
 		struct crecord *rec;
 		bool changed;
-		size_t a;
+		size_t a, rebuilt;
 		int r;
 
 		if (!c->path)
@@ -450,6 +495,9 @@ static void decide_and_act(struct manager *m, time_t now)
 			break;
 		}
 		rec->seen = true;
+		rebuilt = thps_recollapse_match(&rec->split, m->scan.ranges, m->scan.n_ranges, c->ino);
+		rec->recollapsed += rebuilt;
+		rec->recollapse_debt += rebuilt * m->scan.geom.thp_size;
 		const struct thps_registration *reg = reg_find(m, c->path);
 		r = dglue_decide(&m->ctx, m->engine, m->policies, &m->scan, c,
 				 reg ? reg->id : NULL, reg ? reg->policy : NULL,
@@ -461,6 +509,8 @@ static void decide_and_act(struct manager *m, time_t now)
 			continue;
 		}
 		count_decision(m, d.dry ? "observe_only" : d.rule);
+		if (rebuilt)
+			log_recollapse(m, c->path, rebuilt, d.lowutil_max_bucket);
 		changed = strcmp(d.action, rec->last.action) || strcmp(d.policy, rec->last.policy);
 		thps_log(d.act || changed ? LOG_INFO : LOG_DEBUG, 0,
 			 "cgroup '%s': policy '%s', THPs %" PRIu64 ", low-util %" PRIu64 ", waste %" PRIu64
@@ -485,7 +535,19 @@ static void decide_and_act(struct manager *m, time_t now)
 				snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB", d.action,
 					 c->path, res.given_back / 1048576.0);
 			}
-			dglue_record(m->engine, c->path, &d, &res);
+			if (a == 2 && r >= 0 && res.requested)
+				remember_split(m, rec, c);
+			/* A split khugepaged undid gave nothing back in the end: charge the bytes it
+			 * took again to this split, so that the engine's no-effect back-off (cooldown
+			 * x2 per useless action) slows the split/re-collapse cycle down instead of
+			 * splitting the same ranges every cooldown. */
+			struct dglue_result net = res;
+			if (a == 2) {
+				net.given_back = res.given_back > rec->recollapse_debt ?
+							 res.given_back - rec->recollapse_debt : 0;
+				rec->recollapse_debt = 0;
+			}
+			dglue_record(m->engine, c->path, &d, &net);
 		}
 		rec->last = d;
 		rec->last_result = res;
@@ -979,8 +1041,10 @@ void manager_free(struct manager *m)
 	if (m->regs_fd >= 0)
 		close(m->regs_fd);
 	thps_registration_list_free(&m->regs);
-	for (size_t i = 0; i < m->n_rec; i++)
+	for (size_t i = 0; i < m->n_rec; i++) {
 		free(m->rec[i].path);
+		thps_recollapse_clear(&m->rec[i].split);
+	}
 	free(m->rec);
 	thps_scan_free(&m->scan);
 	dglue_policies_free(m->policies);

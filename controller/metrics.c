@@ -274,6 +274,14 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 
 	actions(&o, in);
 
+	family(&o, "thpshrink_recollapsed_thps_total", "counter",
+	       "THPs khugepaged rebuilt after the daemon split them (lower khugepaged/max_ptes_none).");
+	for (size_t i = 0; i < in->n_recollapsed; i++) {
+		put(&o, "thpshrink_recollapsed_thps_total{cgroup=\"");
+		put_label(&o, in->recollapsed[i].cgroup);
+		put(&o, "\"} %" PRIu64 "\n", in->recollapsed[i].value);
+	}
+
 	family(&o, "thpshrink_container_info", "gauge",
 	       "A registered container and its cgroup; always 1. Join on cgroup for the container id.");
 	for (size_t i = 0; i < in->n_containers; i++) {

@@ -44,6 +44,12 @@ struct thps_metrics_container {
 	const char *policy;                 /* the policy the engine applied; "" before a decision */
 };
 
+/* A per-cgroup counter: THPs khugepaged rebuilt after the daemon split them (recollapse.h). */
+struct thps_metrics_cgroup_count {
+	const char *cgroup;
+	uint64_t value;
+};
+
 struct thps_metrics_input {
 	const char *version;
 	const struct thps_scan *scan;       /* NULL before the first pass */
@@ -61,6 +67,9 @@ struct thps_metrics_input {
 	size_t n_decisions;
 	const struct thps_metrics_flag *capabilities;
 	size_t n_capabilities;
+
+	const struct thps_metrics_cgroup_count *recollapsed;
+	size_t n_recollapsed;
 
 	const struct thps_metrics_container *containers; /* the current registrations */
 	size_t n_containers;

@@ -84,6 +84,10 @@ static const struct thps_metrics_container containers[] = {
 	{ "/web.slice/app", "3f2a9c1b7d", "redis" },
 };
 
+static const struct thps_metrics_cgroup_count recollapsed[] = {
+	{ "/web.slice/app", 5 },
+};
+
 static void check_golden(const char *name, const char *text)
 {
 	char path[4096];
@@ -117,6 +121,8 @@ START_TEST(test_golden_full)
 	fill_input(&in, &s, acts, flags, dec);
 	in.containers = containers;
 	in.n_containers = ELEMENTSOF(containers);
+	in.recollapsed = recollapsed;
+	in.n_recollapsed = ELEMENTSOF(recollapsed);
 	len = thps_metrics_format_alloc(&in, 1 << 20, &text);
 	ck_assert_int_gt(len, 0);
 	ck_assert_uint_eq(strlen(text), (size_t)len);

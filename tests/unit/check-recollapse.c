@@ -1,0 +1,98 @@
+/* Unit tests of the split/re-collapse detection (controller/recollapse.c). */
+#include <check.h>
+#include <stdlib.h>
+
+#include "recollapse.h"
+
+#define INO 77
+#define THP (2ULL << 20)
+
+static struct thps_thp_range rng(pid_t pid, uint64_t st, uint64_t start, uint64_t pfn, uint64_t ino)
+{
+	return (struct thps_thp_range){ .pid = pid, .pid_starttime = st, .start = start, .pfn = pfn,
+					.ino = ino, .utilized = 3 };
+}
+
+START_TEST(test_cycle_counts_once)
+{
+	struct thps_recollapse rc = { 0 };
+	struct thps_thp_range split[] = {
+		rng(10, 100, 0 * THP, 0x1000, INO), rng(10, 100, 1 * THP, 0x1200, INO),
+		rng(11, 200, 0 * THP, 0x1400, INO), rng(12, 300, 0 * THP, 0x1600, INO + 1),
+	};
+	struct thps_thp_range next[] = {
+		rng(10, 100, 0 * THP, 0x8000, INO),     /* rebuilt: new PFN */
+		rng(10, 100, 1 * THP, 0x1200, INO),     /* never split: same PFN */
+		rng(11, 999, 0 * THP, 0x8200, INO),     /* pid reused: another process */
+		rng(12, 300, 0 * THP, 0x8400, INO + 1), /* another cgroup */
+		rng(13, 400, 5 * THP, 0x8600, INO),     /* never split by us */
+	};
+
+	ck_assert_int_eq(thps_recollapse_add(&rc, split, 4, INO), 0);
+	ck_assert_uint_eq(rc.n, 3);
+	ck_assert_uint_eq(thps_recollapse_match(&rc, next, 5, INO), 1);
+	/* the re-collapsed and the never-split ranges are forgotten; pid 11's stays */
+	ck_assert_uint_eq(rc.n, 1);
+	ck_assert_int_eq(rc.v[0].pid, 11);
+	/* one cycle counts once */
+	ck_assert_uint_eq(thps_recollapse_match(&rc, next, 5, INO), 0);
+	/* split again, rebuilt again: a second cycle */
+	ck_assert_int_eq(thps_recollapse_add(&rc, next, 1, INO), 0);
+	next[0].pfn = 0x9000;
+	ck_assert_uint_eq(thps_recollapse_match(&rc, next, 1, INO), 1);
+	thps_recollapse_clear(&rc);
+	ck_assert_uint_eq(rc.n, 0);
+	ck_assert_ptr_null(rc.v);
+}
+END_TEST
+
+START_TEST(test_bound_drops_oldest)
+{
+	struct thps_recollapse rc = { .max = 4 };
+	struct thps_thp_range r[10];
+
+	for (unsigned i = 0; i < 10; i++)
+		r[i] = rng(1, 1, i * THP, 0x100 + i, INO);
+	ck_assert_int_eq(thps_recollapse_add(&rc, r, 3, INO), 0);
+	ck_assert_int_eq(thps_recollapse_add(&rc, r + 3, 3, INO), 0);
+	ck_assert_uint_eq(rc.n, 4);
+	ck_assert_uint_eq(rc.v[0].start, 2 * THP); /* 0 and 1 dropped */
+	ck_assert_uint_eq(rc.v[3].start, 5 * THP);
+	/* more at once than the bound: the newest part */
+	ck_assert_int_eq(thps_recollapse_add(&rc, r, 10, INO), 0);
+	ck_assert_uint_eq(rc.n, 4);
+	ck_assert_uint_eq(rc.v[0].start, 6 * THP);
+	ck_assert_uint_eq(rc.v[3].start, 9 * THP);
+	for (unsigned i = 0; i < 10; i++)
+		r[i].pfn += 0x1000;
+	ck_assert_uint_eq(thps_recollapse_match(&rc, r, 10, INO), 4);
+	ck_assert_uint_eq(rc.n, 0);
+	/* nothing of this cgroup: nothing allocated */
+	thps_recollapse_clear(&rc);
+	ck_assert_int_eq(thps_recollapse_add(&rc, r, 10, INO + 1), 0);
+	ck_assert_ptr_null(rc.v);
+	ck_assert_uint_eq(thps_recollapse_match(&rc, r, 10, INO), 0);
+}
+END_TEST
+
+static Suite *recollapse_suite(void)
+{
+	Suite *s = suite_create("recollapse");
+	TCase *tc = tcase_create("detect");
+
+	tcase_add_test(tc, test_cycle_counts_once);
+	tcase_add_test(tc, test_bound_drops_oldest);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(recollapse_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

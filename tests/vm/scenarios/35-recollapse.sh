@@ -1,0 +1,74 @@
+# 35-recollapse: thpshrinkd splits a cgroup's low-util THPs (policy action "split"); with
+# khugepaged/max_ptes_none 511 and a fast khugepaged, khugepaged rebuilds them. The daemon
+# must count the cycle (thpshrink_recollapsed_thps_total > 0), log the max_ptes_none advice,
+# put the count in status.json, and back off (the engine's noeffect_backoff rule) instead of
+# splitting the same ranges every cooldown. k612 only: on 6.1 a split frees nothing (the
+# actuator refuses, see 30-split), and the RFC kernel's shrinker changes the picture.
+
+PORT=9478
+D=/tmp/thpsd-rc
+metrics() { wget -q -O - "http://127.0.0.1:$PORT/metrics" 2>/dev/null; }
+metric() { # NAME LABEL-SUBSTRING -> value (0 if absent)
+	metrics | awk -v n="$1" -v c="$2" 'index($0, n "{") == 1 && index($0, c) { v = $NF } END { print v + 0 }'
+}
+
+if [ "$THPS_KERNEL" != k612 ]; then
+	vm_skip cycle "split/re-collapse needs k612 (6.1: a split frees nothing; rfc: its shrinker frees first)"
+	return 0 2>/dev/null || exit 0
+fi
+mkdir -p $D/pol $D/state
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+vm_set_thp_knob khugepaged/max_ptes_none 511
+vm_set_thp_knob khugepaged/scan_sleep_millisecs 100
+vm_set_thp_knob khugepaged/alloc_sleep_millisecs 1
+cg=$(vm_cgroup_new rc-work)
+cat >$D/pol/10-split.json <<'JEOF'
+{ "name": "split", "match": { "cgroup": "/rc-work" }, "mode": "enforce", "action": "split",
+  "trigger": { "min_waste": "2M" }, "cooldown": "1s",
+  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
+JEOF
+chmod 644 $D/pol/*.json
+# 10 utilized subpages: khugepaged (max_ptes_none 511) rebuilds a split range of them; an
+# all-zero range (512 > 511 empty PTEs) it would leave alone.
+if ! vm_bloat_start "$cg" --mix 10:16; then
+	vm_fail start "thpshrink-bloat did not start: $(cat "$BLOAT_LOG")"
+	return 0 2>/dev/null || exit 0
+fi
+thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT --interval 2 \
+	--scan-cpu 100 -v >$D/daemon.log 2>&1 &
+DPID=$!
+T0=$(vm_uptime)
+rc=0 i=0
+while [ $i -lt 900 ]; do
+	rc=$(metric thpshrink_recollapsed_thps_total 'cgroup="/rc-work"')
+	[ "$rc" -gt 0 ] && break
+	sleep 0.1; i=$((i + 1))
+done
+T1=$(vm_uptime)
+split=$(metric thpshrink_actions_total 'cgroup="/rc-work",action="split"')
+vm_check counted "thpshrink_recollapsed_thps_total=$rc after $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s, $split split actions" \
+	[ "$rc" -gt 0 ]
+line=$(grep -m1 "khugepaged re-collapsed" $D/daemon.log)
+vm_check advice-logged "${line:-no re-collapse line}" \
+	vm_has "$line" "max_ptes_none 511); --set-max-ptes-none [0-9]* (thpshrink reclaim)"
+i=0
+until grep -q '"recollapsed_thps":[ ]*[1-9]' $D/state/status.json 2>/dev/null || [ $i -gt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+vm_check status-json "$(grep -o '"recollapsed_thps":[ ]*[0-9]*' $D/state/status.json)" \
+	grep -q '"recollapsed_thps":[ ]*[1-9]' $D/state/status.json
+# The split after a re-collapse gave back only what khugepaged took: the engine backs off.
+i=0
+until [ "$(metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ] || [ $i -gt 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+vm_check backs-off "noeffect_backoff decisions $(metric thpshrink_decisions_total 'decision="noeffect_backoff"'), split actions $(metric thpshrink_actions_total 'cgroup="/rc-work",action="split"')" \
+	[ "$(metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ]
+v=$(vm_bloat_verify)
+vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
+vm_bloat_stop
+kill -TERM $DPID
+wait $DPID
+rs=$?
+vm_check sigterm "exit status $rs" [ $rs = 0 ]
+grep -E "cgroup '/rc-work'" $D/daemon.log | tail -6 | sed 's/^/# /'
