@@ -277,8 +277,13 @@ fig mpn=$mpn after_split_bytes=$cur5 thps_before_split=$(jget $W/r4.json thps) t
 vm_check lowutil-matches-kernel \
 	"report waste (buckets 0..$CUT) just before the split $(vm_mib ${waste4:-0}) MiB vs memory.current given back by the split $(vm_mib $((cur4 - cur5))) MiB (${TOL} %);$splits" \
 	within "${waste4:-0}" $((cur4 - cur5))
-vm_check thps-kept "THPs $(jget $W/r4.json thps) -> ${thps5:-?} ($(pct ${thps5:-0} $(jget $W/r4.json thps)) % kept); above the cut $(jbuckets $W/r4.json $((CUT + 1)) 9) -> ${above5:-?}; low-util left $low5" \
-	[ "${above5:--1}" -ge "$(jbuckets $W/r4.json $((CUT + 1)) 9)" -a "${low5:-1}" = 0 ]
+# jemalloc may punch holes into a well-used THP meanwhile (it then shows as partially mapped,
+# seen in CI: above the cut 3 -> 2, partial +1): that THP was not split by thpshrink.
+above4=$(jbuckets $W/r4.json $((CUT + 1)) 9)
+gone=$(( $(jget $W/r5.json partial_thps) - $(jget $W/r4.json partial_thps) ))
+[ "$gone" -ge 0 ] || gone=0
+vm_check thps-kept "THPs $(jget $W/r4.json thps) -> ${thps5:-?} ($(pct ${thps5:-0} $(jget $W/r4.json thps)) % kept); above the cut $above4 -> ${above5:-?} (+$gone newly partially mapped by jemalloc); low-util left $low5" \
+	[ $(( ${above5:--1} + gone )) -ge "$above4" -a "${low5:-1}" = 0 ]
 
 # khugepaged at full speed for 10 s: with max_ptes_none at the advice, no re-collapse
 khugepaged_fast
