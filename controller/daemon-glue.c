@@ -75,6 +75,16 @@ size_t dglue_policies_count(const struct dglue_policies *p)
 	return p && p->set ? p->set->n : 0;
 }
 
+unsigned dglue_policies_max_split_cut(const struct dglue_policies *p)
+{
+	unsigned cut = 0;
+
+	for (size_t i = 0; i < dglue_policies_count(p); i++)
+		if (p->set->policies[i].action == THPS_POLICY_SPLIT)
+			cut = MAX(cut, p->set->policies[i].lowutil_max_bucket);
+	return cut;
+}
+
 int dglue_engine_new(unsigned scan_cpu_percent, struct thps_engine **ret)
 {
 	struct thps_engine_config cfg;
@@ -284,6 +294,38 @@ void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_
 		(void)thps_engine_record_result(e, cgroup, res->requested, res->given_back);
 }
 
+/* The unmapped parts of partially mapped THPs: no split of the mapped ranges the scanner saw
+ * reaches them, but memory.reclaim of just those bytes runs the deferred-split shrinker, which
+ * splits such folios whatever max_ptes_none is. */
+static int reclaim_partial(const struct thps_ctx *ctx, const struct thps_scan *scan,
+			   const struct thps_cgroup_stats *c, uint64_t bytes, struct thps_act_result *res)
+{
+	struct thps_act_request req = {
+		.cgroup = c->path,
+		.geom = &scan->geom,
+		.amount_bytes = bytes,
+	};
+
+	return thps_actuator_reclaim.act(ctx, &req, res);
+}
+
+/* Joins a split and the reclaim after it into one action: the first before, the last after. */
+static void merge_results(const struct thps_act_result *split, const struct thps_act_result *rec,
+			  struct thps_act_result *ret)
+{
+	struct thps_act_result m = *split;
+
+	m.acted = split->acted || rec->acted;
+	m.asked_bytes = split->asked_bytes + rec->asked_bytes;
+	if (!split->acted)
+		m.before = rec->before;
+	if (rec->acted)
+		m.after = rec->after;
+	snprintf(m.note, sizeof(m.note), "%.200s%smemory.reclaim for partially mapped THPs%s%.200s",
+		 split->note, split->note[0] ? "; " : "", rec->note[0] ? ": " : "", rec->note);
+	*ret = m;
+}
+
 int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
 	      struct dglue_result *ret)
@@ -294,9 +336,12 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 		.geom = &scan->geom,
 		.amount_bytes = d->amount,
 		.max_bytes = d->amount,
+		.lowutil_max_bucket = d->lowutil_max_bucket,
 	};
-	struct thps_act_result res;
+	struct thps_act_result res, partial;
 	_cleanup_free_ struct thps_thp_range *ranges = NULL;
+	bool split = !strcmp(d->action, "split");
+	uint64_t page = scan->geom.page_size ? scan->geom.page_size : 4096, partial_bytes;
 	size_t n = 0;
 	int r;
 
@@ -305,19 +350,25 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 		return -EOPNOTSUPP;
 	if (!c->path || !strcmp(c->path, "/"))
 		return -EINVAL;
-	if (!strcmp(d->action, "split") && scan->n_ranges) {
-		/* Only this cgroup's low-util THPs, as the scanner saw them. */
+	if (split && scan->n_ranges) {
+		/* Only this cgroup's THPs that are low-util by its policy's cut, as the scanner saw
+		 * them (it records up to the widest cut of all split policies). */
 		ranges = calloc(scan->n_ranges, sizeof(*ranges));
 		if (!ranges)
 			return -ENOMEM;
 		for (size_t i = 0; i < scan->n_ranges; i++)
-			if (scan->ranges[i].ino == c->ino)
+			if (scan->ranges[i].ino == c->ino &&
+			    thps_bucket(&scan->geom, scan->ranges[i].utilized) <= d->lowutil_max_bucket)
 				ranges[n++] = scan->ranges[i];
 		req.ranges = ranges;
 		req.n_ranges = n;
 	}
 	memset(&res, 0, sizeof(res));
-	r = a->act(ctx, &req, &res);
+	/* A split policy with only partially mapped waste asks the split actuator nothing. */
+	if (!split || n || c->partial_unmapped_bytes < page)
+		r = a->act(ctx, &req, &res);
+	else
+		r = 0;
 	if (!strcmp(d->action, "observe")) {
 		/* Nothing was asked of the kernel; an unreadable memory.current (cgroup v1) only
 		 * costs the dry run its snapshot. */
@@ -326,10 +377,20 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	}
 	if (r < 0)
 		return r;
+	partial_bytes = d->amount > res.asked_bytes ?
+				MIN(c->partial_unmapped_bytes, d->amount - res.asked_bytes) : 0;
+	partial_bytes -= partial_bytes % page;
+	if (split && partial_bytes) {
+		memset(&partial, 0, sizeof(partial));
+		r = reclaim_partial(ctx, scan, c, partial_bytes, &partial);
+		if (r < 0)
+			return r;
+		merge_results(&res, &partial, &res);
+	}
 	ret->requested = res.asked_bytes;
 	if (res.before.memory_current != UINT64_MAX && res.after.memory_current != UINT64_MAX &&
 	    res.before.memory_current > res.after.memory_current)
 		ret->given_back = res.before.memory_current - res.after.memory_current;
 	snprintf(ret->note, sizeof(ret->note), "%s", res.note);
-	return res.acted || !strcmp(d->action, "observe") ? 0 : -ECANCELED;
+	return res.acted ? 0 : -ECANCELED;
 }

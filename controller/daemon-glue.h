@@ -21,6 +21,8 @@ struct thps_engine;
 int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err, size_t err_size);
 void dglue_policies_free(struct dglue_policies *p);
 size_t dglue_policies_count(const struct dglue_policies *p);
+/* The widest low-util cut of the split policies: the scan records THP ranges up to it. */
+unsigned dglue_policies_max_split_cut(const struct dglue_policies *p);
 
 /* The decision engine with default budgets. Returns 0 or -errno. */
 /* scan_cpu_percent: the global CPU share of scanning, 0 = the engine default. */

@@ -329,9 +329,11 @@ int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct t
 	snprintf(d.policy, sizeof(d.policy), "%s", p->name);
 	hist_push(e, c, now, f);
 
-	d.reclaimable = f->waste_bytes;
-	if (p->action == THPS_POLICY_RECLAIM)
-		d.reclaimable += f->partial_bytes;
+	/* Both actions give the unmapped parts of partially mapped THPs back: reclaim in its
+	 * memory.reclaim, split by a memory.reclaim of just those bytes after the split. */
+	d.reclaimable = f->waste_bytes + f->partial_bytes;
+	if (d.reclaimable < f->waste_bytes) /* hostile figures */
+		d.reclaimable = UINT64_MAX;
 	if (p->trigger_growth_thps)
 		d.growth = hist_growth(e, c, now, p->trigger_growth_window_usec, f->lowutil_thps);
 	if (p->trigger_min_waste && d.reclaimable >= p->trigger_min_waste)

@@ -575,7 +575,8 @@ static struct scan_job *scan_job_new(struct manager *m)
 		return NULL;
 	j->ctx = m->ctx;
 	j->opts = (struct thps_scan_opts){ .max_thps_per_sec = m->o.max_thps_per_sec,
-					   .record_ranges = !m->observe_only };
+					   .record_ranges = !m->observe_only,
+					   .record_max_bucket = dglue_policies_max_split_cut(m->policies) };
 	if (m->o.cgroup) {
 		snprintf(j->cgroup, sizeof(j->cgroup), "%s", m->o.cgroup);
 		j->opts.cgroup = j->cgroup;

@@ -65,8 +65,8 @@ static const struct policy_key keys[] = {
     {"trigger", K_OBJECT, 0, 0, NULL, NULL, NEED_ONE | RESETS, 0,
      "when to act; any trigger given fires on its own"},
     {"trigger.min_waste", K_SIZE, 2 * MIB, TIB, "64M", NULL, 0, OFF(trigger_min_waste),
-     "act when reclaimable bytes (zero subpages of low-util THPs, for reclaim also "
-     "unmapped parts of partially mapped THPs) reach this"},
+     "act when reclaimable bytes (zero subpages of low-util THPs and unmapped parts of "
+     "partially mapped THPs) reach this"},
     {"trigger.lowutil_growth", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
      "act when the low-util THP count grew by thps within window"},
     {"trigger.lowutil_growth.thps", K_UINT, 1, 1e9, NULL, NULL, REQUIRED, OFF(trigger_growth_thps),
@@ -74,7 +74,8 @@ static const struct policy_key keys[] = {
     {"trigger.lowutil_growth.window", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, NULL,
      NULL, REQUIRED, OFF(trigger_growth_window_usec), "window the growth is measured over"},
     {"action", K_ENUM, 0, 0, "reclaim", "reclaim|split", 0, OFF(action),
-     "reclaim: write memory.reclaim; split: split the low-util THPs found by the scanner"},
+     "reclaim: write memory.reclaim; split: split the low-util THPs found by the scanner, "
+     "then memory.reclaim of the partially mapped THPs' unmapped bytes"},
     {"max_bytes_per_action", K_SIZE, 2 * MIB, TIB, "256M", NULL, 0, OFF(max_bytes_per_action),
      "most bytes asked for in one action"},
     {"max_bytes_per_sec", K_SIZE, 1 * MIB, TIB, "64M", NULL, 0, OFF(max_bytes_per_sec),

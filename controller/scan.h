@@ -81,6 +81,7 @@ struct thps_scan_opts {
 	uint64_t max_thps_per_sec;  /* 0 = unlimited */
 	unsigned lowutil_max_bucket;/* low-util cut, default 0 (the RFC's bucket 0) */
 	bool record_ranges;         /* keep thps_thp_range for low-util THPs */
+	unsigned record_max_bucket; /* ... also up to this bucket (a policy's wider cut) */
 };
 
 struct thps_scan {

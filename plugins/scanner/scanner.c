@@ -190,7 +190,8 @@ static int on_thp(void *ud, uint64_t addr, uint64_t head)
 		return -ENOMEM;
 	thps_hist_add(&c->hist, g, utilized);
 	s->scan->summary.thps_scanned++;
-	if (s->opts->record_ranges && thps_bucket(g, utilized) <= s->opts->lowutil_max_bucket) {
+	if (s->opts->record_ranges &&
+	    thps_bucket(g, utilized) <= MAX(s->opts->lowutil_max_bucket, s->opts->record_max_bucket)) {
 		struct thps_thp_range range = {
 		    .pid = s->pid,
 		    .pid_starttime = s->starttime,

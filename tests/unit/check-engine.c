@@ -68,10 +68,13 @@ START_TEST(test_min_waste)
 	ck_assert_int_eq(d.rule, THPS_RULE_MIN_WASTE);
 	ck_assert_uint_eq(d.bytes, 64 * MIB);
 	ck_assert_str_eq(d.why, "reclaim 64.0M: reclaimable 64.0M >= min_waste 64M");
-	/* ... not for split, which only frees zero subpages of low-util THPs */
+	/* ... and for split, which gives them back by memory.reclaim after the split */
 	p.action = THPS_POLICY_SPLIT;
-	d = decide("/b", &p, 1 * SEC, figs(10, 60 * MIB, 400 * MIB, 0));
+	d = decide("/b", &p, 1 * SEC, figs(0, 0, 63 * MIB, 0));
 	ck_assert_int_eq(d.rule, THPS_RULE_NO_TRIGGER);
+	d = decide("/c", &p, 1 * SEC, figs(1, 1 * MIB, 63 * MIB, 0));
+	ck_assert_int_eq(d.action, THPS_ACT_SPLIT);
+	ck_assert_uint_eq(d.bytes, 64 * MIB);
 	d = decide("/b", &p, 2 * SEC, figs(10, 500 * MIB, 0, 0));
 	ck_assert_int_eq(d.action, THPS_ACT_SPLIT);
 	ck_assert_uint_eq(d.bytes, 256 * MIB); /* max_bytes_per_action */
