@@ -2,7 +2,7 @@
 # Redis benchmark in the real-kernel VM (Debian 6.12 under qemu TCG): the 60-redis scenario at a
 # larger size (default 40,000 values of 4,000 bytes, 80 % deleted), then a table of Redis's
 # cgroup memory with THP never, THP always, THP always + thpshrink (same boot), the memory given
-# back, the THPs kept, and redis-benchmark ops/s before and after thpshrink acted (with a THP-free
+# back, the THPs kept, and redis-benchmark ops/s before and after thpshrinkd acted (with a THP-free
 # control instance measured next to each, since TCG speed follows the host's load).
 # Usage: redis.sh [BUILDDIR] [N]   (BUILDDIR: a built tree, default the cwd)
 # Output: the table on stdout; the VM's log and results in BUILDDIR/tests/bench/redis/.
@@ -39,11 +39,13 @@ echo "$figs" | awk -F= -v n="$n" '
 		row("THP always + thpshrink reclaim --method reclaim", mib(f["after_reclaim_bytes"]))
 		row("THP always, after khugepaged re-collapsed", mib(f["after_khugepaged_bytes"]))
 		row("  of which low-util THP waste, buckets 0..3 (report)", mib(f["waste_bytes"]))
-		row("THP always + thpshrink reclaim --method split", mib(f["always_final_bytes"]))
+		row("THP always + thpshrinkd (enforce: split, cut 3)", mib(f["after_split_bytes"]))
+		row("  10 s of fast khugepaged later (final)", mib(f["always_final_bytes"]))
 		row("  ratio to THP never", sprintf("%.1f %%", 100 * f["always_final_bytes"] / f["never_bytes"]))
 		peak = f["after_khugepaged_bytes"] > f["always_deleted_bytes"] ? f["after_khugepaged_bytes"] : f["always_deleted_bytes"]
 		row("memory given back by reclaim", mib(f["always_deleted_bytes"] - f["after_reclaim_bytes"]))
-		row("memory given back by split", mib(f["split_given_back"]))
+		row("memory given back by thpshrinkd", mib(f["split_given_back"]))
+		row("  thpshrinkd converged after (s)", f["daemon_secs"])
 		row("THPs kept (well-used, not split)", sprintf("%d of %d", f["thps_after"], f["thps_before_split"]))
 		row("khugepaged/max_ptes_none used", f["mpn"])
 		printf "\nredis-benchmark -n 4000 -t set,get, best of 2 (requests/s; control = an empty Redis without THPs (--disable-thp yes), alternating):\n\n"

@@ -262,7 +262,7 @@ thpshrink reclaim --set-max-ptes-none $mpn 2>&1 | sed 's/^/# /'
 # --- thpshrinkd, enforce: split the low-util THPs (cut 3), memory.reclaim the partially mapped
 # ones; it keeps running through the rest (jemalloc frees on Redis's own schedule, as in
 # production: the daemon's next pass takes what appears).
-D=/tmp/thpsd-redis PORT=9478
+D=/tmp/thpsd-redis PORT=9479
 mkdir -p $D/pol $D/state
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
 cat > $D/pol/redis.json <<JEOF
