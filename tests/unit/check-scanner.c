@@ -291,6 +291,17 @@ START_TEST(test_collect_fixture)
 	ck_assert_uint_eq(scan.ranges[0].utilized, 3);
 	thps_scan_free(&scan);
 
+	/* a split policy's wider cut: ranges up to it are recorded (B is in bucket 5), while the
+	 * low-util figures keep the scan's own cut */
+	for (unsigned cut = 4; cut <= 5; cut++) {
+		opts = (struct thps_scan_opts){.record_ranges = true, .record_max_bucket = cut};
+		thps_scan_init(&scan, &g);
+		ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+		ck_assert_uint_eq(scan.n_ranges, cut == 5 ? 2 : 1);
+		ck_assert_uint_eq(by_path(&scan, "(memcg ino 1002)")->lowutil_thps, 0);
+		thps_scan_free(&scan);
+	}
+
 	/* one pid only: 102 maps 32 of C's subpages */
 	opts = (struct thps_scan_opts){.pid = 102};
 	thps_scan_init(&scan, &g);
