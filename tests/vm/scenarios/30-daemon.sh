@@ -79,7 +79,7 @@ ENF_MEM0=$(vm_mem_current thps-enf)
 # once: the RFC kernel frees on a later ask), and what remains must be under 5 % of the mix's
 # own waste (64 THPs x 504 zero subpages).
 mix_waste=$((64 * 504 * 4096))
-given=0 asked=0 w=0
+given=0 asked=0 w=0 T_ASK=
 i=0
 while [ $i -lt $((INTERVAL * 2 * 10 + 100)) ]; do
 	given=$(metric thpshrink_given_back_bytes_total /thps-enf)
@@ -87,6 +87,7 @@ while [ $i -lt $((INTERVAL * 2 * 10 + 100)) ]; do
 		sed 's/.* waste \([0-9]*\) B/\1/' | sort -n | tail -1)
 	asked=${asked:-0}
 	w=$(metric thpshrink_cgroup_waste_bytes /thps-enf)
+	[ -z "$T_ASK" ] && [ "$(metric thpshrink_requested_bytes_total /thps-enf)" -gt 0 ] && T_ASK=$(vm_uptime)
 	[ "$asked" -gt 0 ] && [ $((given * 100)) -ge $((asked * 95)) ] && [ $((w * 20)) -le "$mix_waste" ] && break
 	sleep 0.1; i=$((i + 1))
 done
@@ -109,10 +110,20 @@ else
 	vm_check reclaimed-95 "freed $(vm_mib $freed) of $(vm_mib $asked) MiB waste seen, $(vm_mib $w) MiB left, within $secs s (2 intervals = $((INTERVAL * 2)) s + scan time)" \
 		[ $ok = yes ]
 fi
-if [ "$THPS_KERNEL" != k61 ]; then
-	# Two intervals, plus the 6 s a pass over the workload may take under TCG.
-	vm_check within-two-intervals "$secs s (bound $((INTERVAL * 2 + 6)) s)" \
-		awk -v s=$secs -v b=$((INTERVAL * 2 + 6)) 'BEGIN { exit !(s <= b) }'
+# The daemon's part: its first memory.reclaim for the workload within two intervals, plus the
+# 6 s a pass over the workload may take under TCG. On 6.12 the kernel frees at the write, so the
+# memory must be back within that bound too. The RFC kernel frees only THPs its own
+# thp_utilization scan has listed (that scan took 9 s under TCG on a loaded host, 16 s in all
+# were seen), 6.1 not at all: there the bound applies to the ask.
+ask_secs=$(awk -v a=$T0 -v b=${T_ASK:-999999} 'BEGIN{printf "%.1f", b-a}')
+bound=$((INTERVAL * 2 + 6))
+if [ "$THPS_KERNEL" = k612 ]; then
+	vm_check within-two-intervals "first ask after $ask_secs s, memory back after $secs s (bound $bound s)" \
+		awk -v a=$ask_secs -v s=$secs -v b=$bound 'BEGIN { exit !(a <= b && s <= b) }'
+else
+	back="memory back after $secs s"; [ "$THPS_KERNEL" = k61 ] && back="6.1 gives nothing back"
+	vm_check within-two-intervals "first ask after $ask_secs s (bound $bound s); $back" \
+		awk -v a=$ask_secs -v b=$bound 'BEGIN { exit !(a <= b) }'
 fi
 v=$(vm_bloat_verify $ENF_PID $ENF_LOG)
 vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
