@@ -90,6 +90,24 @@ vm_bloat_stop() { # [PID]
 	return 0
 }
 
+# thpshrinkd on loopback port $PORT: its /metrics, and the sum of the series of NAME whose
+# labels contain LABELS (0 if none).
+vm_metrics() { wget -q -O - "http://127.0.0.1:$PORT/metrics" 2>/dev/null; }
+vm_metric() { # NAME LABELS
+	vm_metrics | awk -v n="$1" -v c="$2" 'index($0, n "{") == 1 && index($0, c) { v += $NF } END { print v + 0 }'
+}
+# The end of a scenario with one workload and thpshrinkd: the data checked, SIGTERM answered
+# with exit status 0.
+vm_finish_bloat_and_daemon() { # DAEMON_PID
+	_v=$(vm_bloat_verify)
+	vm_check data-intact "$_v" [ "${_v#VERIFY OK}" != "$_v" ]
+	vm_bloat_stop
+	kill -TERM "$1"
+	wait "$1"
+	_rs=$?
+	vm_check sigterm "exit status $_rs" [ $_rs = 0 ]
+}
+
 vm_mem_current() { cat "$(vm_cgpath "$1")/memory.current"; }
 vm_memstat() { awk -v k="$2" '$1==k{print $2; f=1} END{if(!f)print "n/a"}' "$(vm_cgpath "$1")/memory.stat"; }
 vm_vmstat() { awk -v k="$1" '$1==k{print $2; f=1} END{if(!f)print "n/a"}' /proc/vmstat; }

@@ -7,10 +7,6 @@
 
 PORT=9478
 D=/tmp/thpsd-rc
-metrics() { wget -q -O - "http://127.0.0.1:$PORT/metrics" 2>/dev/null; }
-metric() { # NAME LABEL-SUBSTRING -> value (0 if absent)
-	metrics | awk -v n="$1" -v c="$2" 'index($0, n "{") == 1 && index($0, c) { v = $NF } END { print v + 0 }'
-}
 
 if [ "$THPS_KERNEL" != k612 ]; then
 	vm_skip cycle "split/re-collapse needs k612 (6.1: a split frees nothing; rfc: its shrinker frees first)"
@@ -40,12 +36,12 @@ DPID=$!
 T0=$(vm_uptime)
 rc=0 i=0
 while [ $i -lt 900 ]; do
-	rc=$(metric thpshrink_recollapsed_thps_total 'cgroup="/rc-work"')
+	rc=$(vm_metric thpshrink_recollapsed_thps_total 'cgroup="/rc-work"')
 	[ "$rc" -gt 0 ] && break
 	sleep 0.1; i=$((i + 1))
 done
 T1=$(vm_uptime)
-split=$(metric thpshrink_actions_total 'cgroup="/rc-work",action="split"')
+split=$(vm_metric thpshrink_actions_total 'cgroup="/rc-work",action="split"')
 vm_check counted "thpshrink_recollapsed_thps_total=$rc after $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s, $split split actions" \
 	[ "$rc" -gt 0 ]
 line=$(grep -m1 "khugepaged re-collapsed" $D/daemon.log)
@@ -59,16 +55,10 @@ vm_check status-json "$(grep -o '"recollapsed_thps":[ ]*[0-9]*' $D/state/status.
 	grep -q '"recollapsed_thps":[ ]*[1-9]' $D/state/status.json
 # The split after a re-collapse gave back only what khugepaged took: the engine backs off.
 i=0
-until [ "$(metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ] || [ $i -gt 300 ]; do
+until [ "$(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ] || [ $i -gt 300 ]; do
 	sleep 0.1; i=$((i + 1))
 done
-vm_check backs-off "noeffect_backoff decisions $(metric thpshrink_decisions_total 'decision="noeffect_backoff"'), split actions $(metric thpshrink_actions_total 'cgroup="/rc-work",action="split"')" \
-	[ "$(metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ]
-v=$(vm_bloat_verify)
-vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
-vm_bloat_stop
-kill -TERM $DPID
-wait $DPID
-rs=$?
-vm_check sigterm "exit status $rs" [ $rs = 0 ]
+vm_check backs-off "noeffect_backoff decisions $(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"'), split actions $(vm_metric thpshrink_actions_total 'cgroup="/rc-work",action="split"')" \
+	[ "$(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ]
+vm_finish_bloat_and_daemon $DPID
 grep -E "cgroup '/rc-work'" $D/daemon.log | tail -6 | sed 's/^/# /'

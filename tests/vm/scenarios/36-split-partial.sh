@@ -6,10 +6,6 @@
 
 PORT=9480
 D=/tmp/thpsd-sp
-metrics() { wget -q -O - "http://127.0.0.1:$PORT/metrics" 2>/dev/null; }
-metric() { # NAME LABEL-SUBSTRING -> sum of the matching series (0 if absent)
-	metrics | awk -v n="$1" -v c="$2" 'index($0, n "{") == 1 && index($0, c) { v += $NF } END { print v + 0 }'
-}
 
 cg=$(vm_cgroup_new sp-work)
 if [ ! -e "$cg/memory.reclaim" ]; then
@@ -40,8 +36,8 @@ DPID=$!
 T0=$(vm_uptime)
 given=0 pb=1 i=0
 while [ $i -lt 300 ]; do
-	given=$(metric thpshrink_given_back_bytes_total 'cgroup="/sp-work"')
-	pb=$(metrics | grep -c '^thpshrink_cgroup_partially_mapped_bytes{cgroup="/sp-work"} [1-9]')
+	given=$(vm_metric thpshrink_given_back_bytes_total 'cgroup="/sp-work"')
+	pb=$(vm_metrics | grep -c '^thpshrink_cgroup_partially_mapped_bytes{cgroup="/sp-work"} [1-9]')
 	[ $((given * 10)) -ge $((unmapped * 9)) ] && [ "$pb" = 0 ] && break
 	sleep 0.1; i=$((i + 1))
 done
@@ -58,10 +54,4 @@ vm_check given-back-90 "memory.current $(vm_mib $mem0) -> $(vm_mib $mem1) MiB, g
 thp1=$(vm_memstat sp-work anon_thp)
 vm_check full-thps-kept "anon_thp $(vm_mib $thp0) -> $(vm_mib $thp1) MiB (the 4 full THPs: 8.0 MiB)" \
 	[ "$thp1" -ge $((4 * 2097152)) ]
-v=$(vm_bloat_verify)
-vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
-vm_bloat_stop
-kill -TERM $DPID
-wait $DPID
-rs=$?
-vm_check sigterm "exit status $rs" [ $rs = 0 ]
+vm_finish_bloat_and_daemon $DPID
