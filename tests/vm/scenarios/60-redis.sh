@@ -14,7 +14,8 @@
 #     max_ptes_none <= 511 - 204 = 307 (keeps THPs of buckets 0..3 split), applied with
 #     `thpshrink reclaim --set-max-ptes-none`;
 #   - thpshrinkd (enforce, action split, lowutil_cut 3) then splits the low-util THPs and
-#     memory.reclaims the partially mapped ones until `thpshrink report` finds neither: what
+#     memory.reclaims the partially mapped ones until `thpshrink report` finds less of both than
+#     the policy's min_waste (2 MiB): what
 #     memory.current drops by = the report's low-util waste + partially mapped bytes just before;
 #     the THPs above the cut are all kept; 10 s of fast khugepaged later nothing was
 #     re-collapsed (memory, and the daemon's thpshrink_recollapsed_thps_total);
@@ -268,9 +269,10 @@ thpshrink reclaim --set-max-ptes-none $mpn 2>&1 | sed 's/^/# /'
 D=/tmp/thpsd-redis PORT=9479
 mkdir -p $D/pol $D/state
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+MINW=2097152            # the policy's min_waste, the least the schema allows (2M)
 cat > $D/pol/redis.json <<JEOF
 { "name": "redis", "match": { "cgroup": "/${RD_CG#$CG_ROOT/}" }, "mode": "enforce", "action": "split",
-  "lowutil_cut": $CUT, "trigger": { "min_waste": "2M" }, "cooldown": "1s", "scan_interval": "1s",
+  "lowutil_cut": $CUT, "trigger": { "min_waste": "$MINW" }, "cooldown": "1s", "scan_interval": "1s",
   "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
 JEOF
 chmod 644 $D/pol/redis.json
@@ -284,14 +286,17 @@ t4=$(vm_uptime)
 thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT --interval 2 \
 	--scan-cpu 100 -v > $D/daemon.log 2>&1 &
 DPID=$!
-# converged: thpshrink report (the CLI, not the daemon's word) finds no low-util THP of buckets
-# 0..CUT and no partially mapped THP left, twice in a row
+# converged: thpshrink report (the CLI, not the daemon's word) finds less low-util waste (buckets
+# 0..CUT) plus partially mapped bytes left than the policy's min_waste, twice in a row: what the
+# policy says is not worth an action (seen in CI: one THP that khugepaged collapsed after the
+# daemon's scan, 1.6 MiB of zeros, left alone by design)
+left() { echo $(( $(jget "$1" waste_bytes) + $(jget "$1" partial_unmapped_bytes) )); }
 converge() { # TIMEOUT -> CONV_SECS, or 1
 	_t0=$(vm_uptime) _ok=0
 	while awk "BEGIN { exit !($(vm_uptime) - $_t0 < $1) }"; do
 		sleep 2
 		rd_report $W/rc.json || continue
-		if [ "$(jget $W/rc.json lowutil_thps)" = 0 ] && [ "$(jget $W/rc.json partial_thps)" = 0 ]; then
+		if [ "$(left $W/rc.json)" -lt $MINW ]; then
 			_ok=$((_ok + 1)); [ $_ok -lt 2 ] || { CONV_SECS=$(awk "BEGIN{print $(vm_uptime) - $_t0}"); return 0; }
 		else
 			_ok=0
@@ -304,7 +309,7 @@ cur5=$(vm_mem_current $RD_CG)
 secs5=$(awk "BEGIN{print $(vm_uptime) - $t4}")
 rd_report $W/r5.json
 thps5=$(jget $W/r5.json thps)
-low5=$(jget $W/r5.json lowutil_thps)
+low5=$(jget $W/r5.json lowutil_thps) left5=$(left $W/r5.json)
 above5=$(jbuckets $W/r5.json $((CUT + 1)) 9)
 grep -E "cgroup '/${RD_CG#$CG_ROOT/}': (split|reclaim) asked" $D/daemon.log | sed 's/^/# thpshrinkd: /' | head -20
 dgiven=$(metric thpshrink_given_back_bytes_total)
@@ -312,7 +317,7 @@ fig mpn=$mpn after_split_bytes=$cur5 thps_before_split=$(jget $W/r4.json thps) t
 	thps_above_cut_after=$above5 split_given_back=$((cur4 - cur5)) split_waste=$waste4 \
 	split_partial=$p4 daemon_given_back=$dgiven daemon_secs=$secs5
 vm_check daemon-converged \
-	"thpshrinkd (enforce, split, cut $CUT): no low-util or partially mapped THP left: $conv after $secs5 s; memory.current $(vm_mib $cur4) -> $(vm_mib $cur5) MiB, the daemon measured $(vm_mib $dgiven) MiB given back" \
+	"thpshrinkd (enforce, split, cut $CUT): low-util + partially mapped waste left below min_waste ($(vm_mib $left5) MiB): $conv after $secs5 s; memory.current $(vm_mib $cur4) -> $(vm_mib $cur5) MiB, the daemon measured $(vm_mib $dgiven) MiB given back" \
 	[ $conv = yes -a "$dgiven" -gt 0 ]
 vm_check lowutil-matches-kernel \
 	"report just before the daemon: low-util waste (buckets 0..$CUT) $(vm_mib ${waste4:-0}) + partially mapped $(vm_mib ${p4:-0}) MiB vs memory.current given back $(vm_mib $((cur4 - cur5))) MiB (${TOL} %)" \
@@ -320,8 +325,8 @@ vm_check lowutil-matches-kernel \
 # jemalloc may punch holes into a well-used THP meanwhile (it then shows as partially mapped
 # and is given back by memory.reclaim): that THP was not split by thpshrink.
 above4=$(jbuckets $W/r4.json $((CUT + 1)) 9)
-vm_check thps-kept "THPs $(jget $W/r4.json thps) -> ${thps5:-?} ($(pct ${thps5:-0} $(jget $W/r4.json thps)) % kept); above the cut $above4 -> ${above5:-?}; low-util left $low5" \
-	[ "${above5:--1}" -ge "$above4" -a "${low5:-1}" = 0 ]
+vm_check thps-kept "THPs $(jget $W/r4.json thps) -> ${thps5:-?} ($(pct ${thps5:-0} $(jget $W/r4.json thps)) % kept); above the cut $above4 -> ${above5:-?}; low-util left $low5 ($(vm_mib $left5) MiB of waste, below min_waste)" \
+	[ "${above5:--1}" -ge "$above4" -a "$left5" -lt $MINW ]
 
 # khugepaged at full speed for 10 s, the daemon running: with max_ptes_none at the advice, no
 # re-collapse (the daemon counts one as thpshrink_recollapsed_thps_total)
