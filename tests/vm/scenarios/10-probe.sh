@@ -121,8 +121,7 @@ if probe; then
 				[ "${r0:-0}" -ge 48 ]
 			vm_check vmstat-rfc-counters "$(grep -E 'thp_split_(free|unmap)' /tmp/ksrc.out | tr '\n' ' ')" \
 				sh -c "! grep -qE '^vmstat thp_split_(free|unmap) absent' /tmp/ksrc.out"
-			v=$(vm_bloat_verify)
-			vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
+			vm_check_bloat data-intact
 			vm_bloat_stop
 		else
 			vm_fail bloat-start "thpshrink-bloat did not start: $(cat "$BLOAT_LOG")"

@@ -60,19 +60,10 @@ esac
 vm_thpcheck "$BLOAT_PID" "$BLOAT_START" "$BLOAT_END"
 vm_check full-thps-kept "full=$chk_full full_thp=$chk_full_thp (before: $full0 full)" \
 	[ "$chk_full_thp" = "$full0" -a "$full0" = 8 ]
-v=$(vm_bloat_verify)
-vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
+vm_check_bloat data-intact
 
-sib_mc1=$(vm_mem_current "$sib")
-# Nothing may be taken from the sibling; it may grow by itself (khugepaged collapsing its
-# stack or heap on THP=always was seen on the rfc kernel: +2 MiB), which is not our doing.
-sib_thp1=$(vm_memstat "$sib" anon_thp)
-vm_check sibling-untouched "memory.current $sib_mc0 -> $sib_mc1, anon_thp $sib_thp0 -> $sib_thp1" \
-	[ $((sib_mc0 - sib_mc1)) -le 65536 -a "$sib_thp1" -ge "$sib_thp0" ]
-vm_thpcheck "$SIB_PID" "$SIB_START" "$SIB_END"
-vm_check sibling-not-split "sibling THPs=$chk_thp of 8" [ "$chk_thp" = 8 ]
-v=$(vm_bloat_verify "$SIB_PID" "$SIB_LOG")
-vm_check sibling-data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
+vm_check_sibling_untouched "$sib" "$sib_mc0" "$sib_thp0"
+vm_check_bloat sibling-data-intact "$SIB_PID" "$SIB_LOG"
 echo "# vmstat thp_split_page $split0 -> $(vm_vmstat thp_split_page)," \
 	"thp_underused_split_page=$(vm_vmstat thp_underused_split_page) thp_split_free=$(vm_vmstat thp_split_free)"
 

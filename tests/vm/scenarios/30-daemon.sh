@@ -125,8 +125,7 @@ else
 	vm_check within-two-intervals "first ask after $ask_secs s (bound $bound s); $back" \
 		awk -v a=$ask_secs -v b=$bound 'BEGIN { exit !(a <= b) }'
 fi
-v=$(vm_bloat_verify $ENF_PID $ENF_LOG)
-vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
+vm_check_bloat data-intact $ENF_PID $ENF_LOG
 
 # The observe cgroup: decisions recorded as observe, nothing asked, memory unchanged.
 OBS_MEM1=$(vm_mem_current thps-obs)

@@ -48,17 +48,9 @@ k61)
 esac
 vm_check full-thps-kept "full=$chk_full full_thp=$chk_full_thp (before: $full0 full)" \
 	[ "$chk_full_thp" = "$full0" -a "$full0" = 8 ]
-v=$(vm_bloat_verify)
-vm_check data-intact "$v" [ "${v#VERIFY OK}" != "$v" ]
+vm_check_bloat data-intact
 
-sib_mc1=$(vm_mem_current "$sib")
-# Nothing may be taken from the sibling; it may grow by itself (khugepaged collapsing its
-# stack or heap on THP=always was seen on the rfc kernel: +2 MiB), which is not our doing.
-sib_thp1=$(vm_memstat "$sib" anon_thp)
-vm_check sibling-untouched "memory.current $sib_mc0 -> $sib_mc1, anon_thp $sib_thp0 -> $sib_thp1" \
-	[ $((sib_mc0 - sib_mc1)) -le 65536 -a "$sib_thp1" -ge "$sib_thp0" ]
-vm_thpcheck "$SIB_PID" "$SIB_START" "$SIB_END"
-vm_check sibling-not-split "sibling THPs=$chk_thp of 8" [ "$chk_thp" = 8 ]
+vm_check_sibling_untouched "$sib" "$sib_mc0" "$sib_thp0"
 
 if [ "$THPS_KERNEL" = k612 ]; then
 	# khugepaged with max_ptes_none 511 rebuilds the split ranges; thpshrink must notice.
@@ -73,6 +65,5 @@ if [ "$THPS_KERNEL" = k612 ]; then
 	echo "$out"
 	vm_check recollapse-reported "$(echo "$out" | grep '^re-collapse' || echo 'no re-collapse line')" \
 		vm_has "$out" '^re-collapse: khugepaged rebuilt'
-	v=$(vm_bloat_verify)
-	vm_check data-intact-after-recollapse "$v" [ "${v#VERIFY OK}" != "$v" ]
+	vm_check_bloat data-intact-after-recollapse
 fi
