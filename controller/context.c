@@ -22,6 +22,15 @@ void thps_ctx_init(struct thps_ctx *ctx)
 	set_root(ctx->debugfs_root, "THPSHRINK_DEBUGFS_ROOT", "/sys/kernel/debug");
 }
 
+void thps_ctx_init_tree(struct thps_ctx *ctx, const char *base, const char *cgroup_dir)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	snprintf(ctx->proc_root, PATH_MAX, "%s/proc", base);
+	snprintf(ctx->sys_root, PATH_MAX, "%s/sys", base);
+	snprintf(ctx->cgroup_root, PATH_MAX, "%s/%s", base, cgroup_dir);
+	snprintf(ctx->debugfs_root, PATH_MAX, "%s/debug", base);
+}
+
 int thps_path(char *buf, size_t size, const char *root, const char *fmt, ...)
 {
 	va_list ap;

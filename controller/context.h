@@ -15,6 +15,10 @@ struct thps_ctx {
  * THPSHRINK_CGROUP_ROOT, THPSHRINK_DEBUGFS_ROOT (for tests). Never fails. */
 void thps_ctx_init(struct thps_ctx *ctx);
 
+/* Points every root into one tree, as the unit tests' fake trees are laid out: BASE/proc,
+ * BASE/sys, BASE/CGROUP_DIR, BASE/debug; cgroup_version 0 (unknown). */
+void thps_ctx_init_tree(struct thps_ctx *ctx, const char *base, const char *cgroup_dir);
+
 /* Builds "<root>/<rel>" into buf. Returns 0, or -ENAMETOOLONG. */
 int thps_path(char *buf, size_t size, const char *root, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

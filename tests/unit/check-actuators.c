@@ -67,11 +67,7 @@ static void setup(void)
 {
 	snprintf(root, sizeof(root), "/tmp/check-actuators.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(root));
-	memset(&ctx, 0, sizeof(ctx));
-	snprintf(ctx.proc_root, sizeof(ctx.proc_root), "%s/proc", root);
-	snprintf(ctx.sys_root, sizeof(ctx.sys_root), "%s/sys", root);
-	snprintf(ctx.cgroup_root, sizeof(ctx.cgroup_root), "%s/cg", root);
-	snprintf(ctx.debugfs_root, sizeof(ctx.debugfs_root), "%s/debug", root);
+	thps_ctx_init_tree(&ctx, root, "cg");
 	ctx.cgroup_version = 2;
 	thps_geometry_default(&geom);
 	put("proc/vmstat", "nr_free_pages 1\nthp_split_page 7\nthp_underused_split_page 3\n");

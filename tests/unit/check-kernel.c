@@ -19,11 +19,10 @@
 
 static void ctx_for(struct thps_ctx *ctx, const char *tree)
 {
-	memset(ctx, 0, sizeof(*ctx));
-	snprintf(ctx->proc_root, PATH_MAX, "%s/%s/proc", FIXTURES, tree);
-	snprintf(ctx->sys_root, PATH_MAX, "%s/%s/sys", FIXTURES, tree);
-	snprintf(ctx->cgroup_root, PATH_MAX, "%s/%s/cgroup", FIXTURES, tree);
-	snprintf(ctx->debugfs_root, PATH_MAX, "%s/%s/debug", FIXTURES, tree);
+	char base[PATH_MAX];
+
+	snprintf(base, sizeof(base), "%s/%s", FIXTURES, tree);
+	thps_ctx_init_tree(ctx, base, "cgroup");
 }
 
 static struct thps_probe *probe_tree(const char *tree, unsigned flags)
