@@ -276,8 +276,7 @@ cat > $D/pol/redis.json <<JEOF
   "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
 JEOF
 chmod 644 $D/pol/redis.json
-metrics() { wget -q -O - "http://127.0.0.1:$PORT/metrics" 2>/dev/null; }
-metric() { metrics | awk -v n="$1" -v c="cgroup=\"/${RD_CG#$CG_ROOT/}\"" 'index($0, n "{") == 1 && index($0, c) { v += $NF } END { print v + 0 }'; }
+RD_LABEL="cgroup=\"/${RD_CG#$CG_ROOT/}\""   # Redis's series in /metrics
 rd_report $W/r4.json
 waste4=$(jget $W/r4.json waste_bytes) p4=$(jget $W/r4.json partial_unmapped_bytes)
 cur4=$(vm_mem_current $RD_CG)
@@ -312,7 +311,7 @@ thps5=$(jget $W/r5.json thps)
 low5=$(jget $W/r5.json lowutil_thps) left5=$(left $W/r5.json)
 above5=$(jbuckets $W/r5.json $((CUT + 1)) 9)
 grep -E "cgroup '/${RD_CG#$CG_ROOT/}': (split|reclaim) asked" $D/daemon.log | sed 's/^/# thpshrinkd: /' | head -20
-dgiven=$(metric thpshrink_given_back_bytes_total)
+dgiven=$(vm_metric thpshrink_given_back_bytes_total "$RD_LABEL")
 fig mpn=$mpn after_split_bytes=$cur5 thps_before_split=$(jget $W/r4.json thps) thps_after=$thps5 \
 	thps_above_cut_after=$above5 split_given_back=$((cur4 - cur5)) split_waste=$waste4 \
 	split_partial=$p4 daemon_given_back=$dgiven daemon_secs=$secs5
@@ -334,7 +333,7 @@ khugepaged_fast
 sleep 10
 cur6=$(vm_mem_current $RD_CG)
 khugepaged_default
-rec6=$(metric thpshrink_recollapsed_thps_total)
+rec6=$(vm_metric thpshrink_recollapsed_thps_total "$RD_LABEL")
 vm_check no-recollapse "after 10 s of fast khugepaged at max_ptes_none=$mpn: memory.current $(vm_mib $cur5) -> $(vm_mib $cur6) MiB (<= +5 %), re-collapsed THPs counted by the daemon: $rec6" \
 	[ $((cur6 * 100)) -le $((cur5 * 105)) -a "$rec6" = 0 ]
 
