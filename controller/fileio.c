@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -129,4 +132,57 @@ bool dir_has_entries(const char *path)
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			return true;
 	return false;
+}
+
+int fsync_directory(const char *dir)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return negative_errno();
+	return fsync(fd) < 0 ? negative_errno() : 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	size_t dir_len = slash ? (size_t)(slash - path) : 0, done = 0;
+	_cleanup_close_ int fd = -1;
+	char tmp[PATH_MAX];
+	int r;
+
+	if (!*base)
+		return -EISDIR;
+	r = snprintf(tmp, sizeof(tmp), "%.*s%s.%s.XXXXXX", (int)dir_len, path, slash ? "/" : "", base);
+	if (r < 0 || (size_t)r >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	if (fchmod(fd, mode) < 0)
+		goto fail;
+	while (done < len) {
+		ssize_t n = write(fd, (const char *)data + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			goto fail;
+		}
+		done += (size_t)n;
+	}
+	if (fsync(fd) < 0 || rename(tmp, path) < 0)
+		goto fail;
+	/* The rename is durable once the directory is synced (tmpfs: a no-op). */
+	if (dir_len < sizeof(tmp)) {
+		tmp[slash == path ? 1 : dir_len] = '\0';
+		(void)fsync_directory(slash ? tmp : ".");
+	}
+	return 0;
+fail:
+	r = negative_errno();
+	(void)unlink(tmp);
+	return r;
 }

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Reads at most max-1 bytes of path into a NUL-terminated malloc'd buffer.
  * Returns 0, -EFBIG if the file is larger than max-1, or -errno. */
@@ -18,6 +19,15 @@ int find_keyed_u64(const char *text, const char *key, uint64_t *ret);
 
 /* Writes s to an existing file (a kernel knob) in one write(). Returns 0 or -errno. */
 int write_file_string(const char *path, const char *s);
+
+/* Replaces path with len bytes of data, atomically: writes a new file "DIR/.NAME.XXXXXX"
+ * (mkostemp: an unpredictable name opened O_EXCL, so nothing planted in the directory, no FIFO
+ * nor symlink, can be opened instead), gives it mode, fsyncs it, renames it over path and
+ * fsyncs the directory. Returns 0 or -errno (the temporary file is removed). */
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+/* fsync()s a directory, so that a rename or unlink in it is durable. Returns 0 or -errno. */
+int fsync_directory(const char *dir);
 
 /* Parses a decimal u64 with nothing after it. Returns 0 or -EINVAL / -ERANGE. */
 int parse_u64(const char *s, uint64_t *ret);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "text.h"
 
 static int max_level = LOG_INFO;
 static const char *prefix = "thpshrink";
@@ -22,7 +23,7 @@ void thps_log_set_prefix(const char *prog)
 int thps_log(int level, int err, const char *fmt, ...)
 {
 	static int journal = -1;
-	char msg[1024];
+	char msg[1024], out[1024];
 	va_list ap;
 	int saved = errno;
 
@@ -35,10 +36,14 @@ int thps_log(int level, int err, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
+		/* Messages name cgroups and files users choose: no invalid UTF-8 or terminal escape
+		 * reaches the journal or a terminal, and one message stays one line. */
+		if (thps_text_sanitize(msg, sizeof(out) - 1, out, sizeof(out)) < 0)
+			out[0] = '\0';
 		if (journal)
-			fprintf(stderr, "<%d>%s\n", level, msg);
+			fprintf(stderr, "<%d>%s\n", level, out);
 		else
-			fprintf(stderr, "%s: %s\n", prefix, msg);
+			fprintf(stderr, "%s: %s\n", prefix, out);
 	}
 	errno = saved;
 	return err ? -err : -EIO;

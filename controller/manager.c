@@ -24,12 +24,14 @@
 #include "daemon-glue.h"
 #include "engine.h"
 #include "http.h"
+#include "fileio.h"
 #include "log.h"
 #include "manager.h"
 #include "metrics.h"
 #include "procev.h"
 #include "recollapse.h"
 #include "registrations.h"
+#include "text.h"
 #include "thp.h"
 
 #define METRICS_MAX (64u << 20)
@@ -82,6 +84,7 @@ struct manager {
 	bool have_scan;
 	uint64_t scans, scan_errors;
 	double last_scan_ts;
+	double heartbeat_ts; /* the loop's last sign of life: a pass ended or was deferred */
 	char scan_error[256];
 
 	struct crecord *rec;
@@ -149,35 +152,15 @@ static void records_prune(struct manager *m)
 	m->n_rec = j;
 }
 
-static int write_atomic(const char *path, const char *text, size_t len)
+/* A JSON string from a name a user may have picked (text.h): status.json stays valid JSON and
+ * names a cgroup exactly as /metrics does. */
+static json_object *json_name(const char *s)
 {
-	char tmp[PATH_MAX];
-	_cleanup_close_ int fd = -1;
-	size_t off = 0;
-	int r;
+	char clean[THPS_TEXT_MAX + 1];
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return negative_errno();
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = negative_errno();
-			unlink(tmp);
-			return r;
-		}
-		off += n;
-	}
-	if (fsync(fd) < 0 || close(TAKE_FD(fd)) < 0 || rename(tmp, path) < 0) {
-		r = negative_errno();
-		unlink(tmp);
-		return r;
-	}
-	return 0;
+	if (thps_text_sanitize(s, THPS_TEXT_MAX, clean, sizeof(clean)) < 0)
+		clean[0] = '\0';
+	return json_object_new_string(clean);
 }
 
 static int write_status(struct manager *m)
@@ -195,9 +178,12 @@ static int write_status(struct manager *m)
 	}
 	json_object_object_add(root, "version", json_object_new_string(PACKAGE_VERSION));
 	json_object_object_add(root, "time", json_object_new_int64((int64_t)m->last_scan_ts));
+	json_object_object_add(root, "heartbeat", json_object_new_int64((int64_t)m->heartbeat_ts));
+	json_object_object_add(root, "interval_seconds",
+			       json_object_new_int64((int64_t)(m->o.interval_usec / 1000000)));
 	json_object_object_add(root, "dry_run", json_object_new_boolean(m->observe_only));
 	if (m->caps.why[0])
-		json_object_object_add(root, "observe_only_reason", json_object_new_string(m->caps.why));
+		json_object_object_add(root, "observe_only_reason", json_name(m->caps.why));
 	json_object_object_add(root, "cgroups", arr);
 	for (size_t i = 0; i < m->n_rec; i++) {
 		const struct crecord *c = &m->rec[i];
@@ -206,11 +192,13 @@ static int write_status(struct manager *m)
 
 		if (!e)
 			continue;
-		json_object_object_add(e, "cgroup", json_object_new_string(c->path));
-		json_object_object_add(e, "policy", json_object_new_string(c->last.policy));
-		json_object_object_add(e, "rule", json_object_new_string(c->last.rule));
-		json_object_object_add(e, "action", json_object_new_string(c->last.action));
-		json_object_object_add(e, "reason", json_object_new_string(c->last.reason));
+		json_object_object_add(e, "cgroup", json_name(c->path));
+		if (s)
+			json_object_object_add(e, "inode", json_object_new_int64((int64_t)s->ino));
+		json_object_object_add(e, "policy", json_name(c->last.policy));
+		json_object_object_add(e, "rule", json_name(c->last.rule));
+		json_object_object_add(e, "action", json_name(c->last.action));
+		json_object_object_add(e, "reason", json_name(c->last.reason));
 		json_object_object_add(e, "time", json_object_new_int64(c->last_time));
 		json_object_object_add(e, "requested_bytes", json_object_new_int64(c->last_result.requested));
 		json_object_object_add(e, "given_back_bytes", json_object_new_int64(c->last_result.given_back));
@@ -233,7 +221,20 @@ static int write_status(struct manager *m)
 	if (r < 0)
 		return r;
 	(void)mkdir(m->o.state_dir, 0755);
-	return write_atomic(path, dup, strlen(dup));
+	return write_file_atomic(path, dup, strlen(dup), 0644);
+}
+
+/* Tells 'thpshrink probe --daemon-alive' that the loop runs, without a pass. */
+static void heartbeat(struct manager *m)
+{
+	struct timespec ts;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	m->heartbeat_ts = ts.tv_sec + ts.tv_nsec / 1e9;
+	r = write_status(m);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write '%s/status.json', ignoring: %m", m->o.state_dir);
 }
 
 static const struct crecord *record_find(const struct manager *m, const char *path)
@@ -308,25 +309,28 @@ static int publish(struct manager *m)
 		.dry_run = m->observe_only,
 		.proc_events_total = m->proc_events,
 		.proc_event_overflows_total = m->proc_overflows,
+		.max_cgroups = m->o.metrics_max_cgroups,
 	};
 	len = thps_metrics_format_alloc(&in, METRICS_MAX, &text);
 	free(acts);
 	free(ctrs);
+	/* status.json does not depend on the exposition: 'thpshrink explain' and the liveness
+	 * check read it whatever happened to the metrics. */
+	r = write_status(m);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write '%s/status.json', ignoring: %m", m->o.state_dir);
 	if (len < 0)
-		return log_error_errno(len, "Failed to format the metrics: %m");
+		return log_error_errno(len, "Failed to format the metrics, serving the previous pass: %m");
 	if (m->http) {
 		r = http_server_publish(m->http, text, len);
 		if (r < 0)
 			log_warning_errno(r, "Failed to publish the metrics, serving the previous pass: %m");
 	}
 	if (m->o.textfile) {
-		r = write_atomic(m->o.textfile, text, len);
+		r = write_file_atomic(m->o.textfile, text, len, 0644);
 		if (r < 0)
 			log_warning_errno(r, "Failed to write the textfile '%s', ignoring: %m", m->o.textfile);
 	}
-	r = write_status(m);
-	if (r < 0)
-		log_warning_errno(r, "Failed to write '%s/status.json', ignoring: %m", m->o.state_dir);
 	return 0;
 }
 
@@ -612,6 +616,7 @@ static void pass_finish(struct manager *m, struct scan_job *j)
 	m->have_scan = true;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	m->last_scan_ts = ts.tv_sec + ts.tv_nsec / 1e9;
+	m->heartbeat_ts = m->last_scan_ts;
 	log_debug("Pass done: %zu cgroups, %" PRIu64 " processes, %.3f s", m->scan.n_cgroups,
 		  m->scan.summary.procs_scanned, m->scan.summary.wall_ns / 1e9);
 
@@ -673,6 +678,7 @@ static void pass_start(struct manager *m, const char *why)
 		/* 1,000 cgroups or a huge machine must not make the daemon a noisy neighbour. */
 		log_debug("Pass (%s) deferred: the scan budget (CPU share, THPs per second) is spent", why);
 		m->passes_deferred++;
+		heartbeat(m);
 		rearm_timer(m);
 		return;
 	}
@@ -1001,6 +1007,7 @@ int manager_run(struct manager *m)
 {
 	int r;
 
+	heartbeat(m); /* alive before the first pass, which may take long on a big machine */
 	sd_notify(0, "READY=1");
 	r = sd_event_loop(m->event);
 	if (r < 0)

@@ -17,6 +17,7 @@ struct manager_options {
 	uint64_t interval_usec;
 	uint64_t max_thps_per_sec;
 	unsigned scan_cpu_percent;  /* 0 = the engine's default (5 %) */
+	size_t metrics_max_cgroups; /* per-cgroup series for at most this many; 0 = default */
 	bool dry_run;
 	bool once;
 };

@@ -1,5 +1,9 @@
 /* Prometheus text format 0.0.4: HELP/TYPE before each family, base units, counters end in
- * _total, label values escaped. Nothing here allocates except format_alloc's buffer. */
+ * _total, label values sanitized (text.h) then escaped: one invalid byte in one cgroup name
+ * would make Prometheus reject the whole exposition. Per-cgroup series are bounded to the
+ * in->max_cgroups cgroups with the most waste, so the text's size does not grow with the number
+ * of cgroups a user can create. Nothing here allocates except that selection and
+ * format_alloc's buffer. */
 #include <errno.h>
 #include <stddef.h>
 #include <inttypes.h>
@@ -10,12 +14,16 @@
 
 #include "macro.h"
 #include "metrics.h"
+#include "text.h"
+
+struct selection;
 
 struct out {
 	char *buf;
 	size_t size;
 	size_t len;
 	bool overflow;
+	const struct selection *sel;
 };
 
 static void put(struct out *o, const char *fmt, ...) _printf_(2, 3);
@@ -39,24 +47,22 @@ static void put(struct out *o, const char *fmt, ...)
 
 int thps_metrics_escape_label(const char *value, char *out, size_t size)
 {
+	char clean[THPS_TEXT_MAX + 1];
 	size_t n = 0;
+	int r = thps_text_sanitize(value, THPS_TEXT_MAX, clean, sizeof(clean));
 
-	for (const char *p = value; *p; p++) {
-		const char *rep = NULL;
-		char one[2] = { *p, 0 };
+	if (r < 0)
+		return r;
+	for (const char *p = clean; *p; p++) {
+		const char *rep = *p == '\\' ? "\\\\" : *p == '"' ? "\\\"" : NULL;
+		size_t l = rep ? 2 : 1;
 
-		if (*p == '\\')
-			rep = "\\\\";
-		else if (*p == '"')
-			rep = "\\\"";
-		else if (*p == '\n')
-			rep = "\\n";
-		else
-			rep = one;
-		size_t l = strlen(rep);
 		if (n + l >= size)
 			return -ENOBUFS;
-		memcpy(out + n, rep, l);
+		if (rep)
+			memcpy(out + n, rep, 2);
+		else
+			out[n] = *p;
 		n += l;
 	}
 	if (n >= size)
@@ -65,19 +71,121 @@ int thps_metrics_escape_label(const char *value, char *out, size_t size)
 	return (int)n;
 }
 
-/* Writes a label value, escaped, straight into the output. */
+/* Writes a label value, sanitized and escaped, straight into the output. */
 static void put_label(struct out *o, const char *value)
 {
-	for (const char *p = value ? value : ""; *p && !o->overflow; p++) {
-		if (*p == '\\')
-			put(o, "\\\\");
-		else if (*p == '"')
-			put(o, "\\\"");
-		else if (*p == '\n')
-			put(o, "\\n");
-		else
-			put(o, "%c", *p);
+	char esc[2 * THPS_TEXT_MAX + 1];
+
+	if (thps_metrics_escape_label(value, esc, sizeof(esc)) < 0)
+		o->overflow = true; /* cannot happen: esc holds any sanitized value escaped */
+	else
+		put(o, "%s", esc);
+}
+
+/* The cgroups whose series are exported: every per-cgroup family uses the same set. */
+struct selected {
+	const char *path;
+	uint64_t ino;
+	uint64_t score;  /* low-util waste + partially mapped bytes */
+	bool counters;   /* has action, re-collapse or container series */
+	bool keep;
+};
+
+struct selection {
+	struct selected *v; /* sorted by path */
+	size_t n;
+	size_t dropped;
+};
+
+static int cmp_sel_path(const void *a, const void *b)
+{
+	return strcmp(((const struct selected *)a)->path, ((const struct selected *)b)->path);
+}
+
+static int cmp_sel_rank(const void *a, const void *b)
+{
+	const struct selected *x = *(const struct selected *const *)a, *y = *(const struct selected *const *)b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	if (x->counters != y->counters)
+		return x->counters ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void sel_add(struct selection *s, const char *path, uint64_t ino, uint64_t score, bool counters)
+{
+	s->v[s->n++] = (struct selected){ .path = path ? path : "", .ino = ino, .score = score,
+					  .counters = counters };
+}
+
+/* Collects every cgroup any series would name, merges duplicates, keeps the max best ranked.
+ * Returns 0 or -ENOMEM. */
+static int select_cgroups(const struct thps_metrics_input *in, size_t max, struct selection *ret)
+{
+	const struct thps_scan *sc = in->scan;
+	size_t cap = (sc ? sc->n_cgroups : 0) + in->n_actions + in->n_recollapsed + in->n_containers;
+	struct selection s = { .v = calloc(cap + 1, sizeof(*s.v)) };
+	_cleanup_free_ struct selected **rank = NULL;
+	size_t j = 0;
+
+	if (!s.v)
+		return -ENOMEM;
+	for (size_t i = 0; sc && i < sc->n_cgroups; i++)
+		sel_add(&s, sc->cgroups[i].path, sc->cgroups[i].ino,
+			sc->cgroups[i].waste_bytes + sc->cgroups[i].partial_unmapped_bytes, false);
+	for (size_t i = 0; i < in->n_actions; i++)
+		sel_add(&s, in->actions[i].cgroup, 0, 0, true);
+	for (size_t i = 0; i < in->n_recollapsed; i++)
+		sel_add(&s, in->recollapsed[i].cgroup, 0, 0, true);
+	for (size_t i = 0; i < in->n_containers; i++)
+		sel_add(&s, in->containers[i].cgroup, 0, 0, true);
+	qsort(s.v, s.n, sizeof(*s.v), cmp_sel_path);
+	for (size_t i = 0; i < s.n; i++) {
+		if (j > 0 && !strcmp(s.v[j - 1].path, s.v[i].path)) {
+			struct selected *d = &s.v[j - 1];
+			d->ino = d->ino ? d->ino : s.v[i].ino;
+			d->score = MAX(d->score, s.v[i].score);
+			d->counters = d->counters || s.v[i].counters;
+			continue;
+		}
+		s.v[j++] = s.v[i];
 	}
+	s.n = j;
+	rank = calloc(s.n + 1, sizeof(*rank));
+	if (!rank) {
+		free(s.v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s.n; i++)
+		rank[i] = &s.v[i];
+	qsort(rank, s.n, sizeof(*rank), cmp_sel_rank);
+	for (size_t i = 0; i < s.n; i++)
+		rank[i]->keep = i < max;
+	s.dropped = s.n > max ? s.n - max : 0;
+	*ret = s;
+	return 0;
+}
+
+static const struct selected *sel_find(const struct selection *s, const char *path)
+{
+	struct selected key = { .path = path ? path : "" };
+
+	return bsearch(&key, s->v, s->n, sizeof(*s->v), cmp_sel_path);
+}
+
+/* Writes NAME{cgroup="...",inode="N" and returns true, or returns false (nothing written) when
+ * the cgroup is not among the exported ones. The caller closes the label set. */
+static bool cgroup_series(struct out *o, const char *name, const char *cgroup)
+{
+	const struct selected *e = sel_find(o->sel, cgroup);
+
+	if (!e || !e->keep)
+		return false;
+	put(o, "%s{cgroup=\"", name);
+	put_label(o, cgroup);
+	put(o, "\",inode=\"%" PRIu64 "\"", e->ino);
+	return true;
 }
 
 static void family(struct out *o, const char *name, const char *type, const char *help)
@@ -87,9 +195,8 @@ static void family(struct out *o, const char *name, const char *type, const char
 
 static void cgroup_value(struct out *o, const char *name, const char *cgroup, uint64_t v)
 {
-	put(o, "%s{cgroup=\"", name);
-	put_label(o, cgroup);
-	put(o, "\"} %" PRIu64 "\n", v);
+	if (cgroup_series(o, name, cgroup))
+		put(o, "} %" PRIu64 "\n", v);
 }
 
 static void bucket_label(const struct thps_geometry *g, unsigned b, char *buf, size_t size)
@@ -115,9 +222,9 @@ static void cgroup_hist(struct out *o, const struct thps_scan *s, bool zero)
 			char label[32];
 
 			bucket_label(&s->geom, b, label, sizeof(label));
-			put(o, "%s{cgroup=\"", name);
-			put_label(o, c->path);
-			put(o, "\",bucket=\"%s\"} %" PRIu64 "\n", label,
+			if (!cgroup_series(o, name, c->path))
+				break;
+			put(o, ",bucket=\"%s\"} %" PRIu64 "\n", label,
 			    zero ? c->hist.zero_subpages[b] : c->hist.thps[b]);
 		}
 	}
@@ -155,9 +262,9 @@ static void actions(struct out *o, const struct thps_metrics_input *in)
 		family(o, fams[f].name, "counter", fams[f].help);
 		for (size_t i = 0; i < in->n_actions; i++) {
 			const struct thps_metrics_action *a = &in->actions[i];
-			put(o, "%s{cgroup=\"", fams[f].name);
-			put_label(o, a->cgroup);
-			put(o, "\",action=\"");
+			if (!cgroup_series(o, fams[f].name, a->cgroup))
+				continue;
+			put(o, ",action=\"");
 			put_label(o, a->action);
 			put(o, "\"} %" PRIu64 "\n", *(const uint64_t *)((const char *)a + fams[f].offset));
 		}
@@ -221,13 +328,23 @@ static void kernel_figures(struct out *o, const struct thps_scan *s)
 	}
 }
 
+static void sel_free(struct selection *s)
+{
+	free(s->v);
+}
+
 int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t size)
 {
-	struct out o = { .buf = buf, .size = size };
+	_cleanup_(sel_free) struct selection sel = {};
+	struct out o = { .buf = buf, .size = size, .sel = &sel };
+	int r;
 
 	if (!in || !buf || size == 0)
 		return -EINVAL;
 	buf[0] = '\0';
+	r = select_cgroups(in, in->max_cgroups ? in->max_cgroups : THPS_METRICS_MAX_CGROUPS_DEFAULT, &sel);
+	if (r < 0)
+		return r;
 
 	family(&o, "thpshrink_build_info", "gauge", "Build of the running thpshrinkd; always 1.");
 	put(&o, "thpshrink_build_info{version=\"");
@@ -244,6 +361,11 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 		put_label(&o, in->capabilities[i].name);
 		put(&o, "\"} %d\n", in->capabilities[i].value ? 1 : 0);
 	}
+
+	family(&o, "thpshrink_metrics_cgroups_dropped", "gauge",
+	       "Cgroups left out of the per-cgroup series this pass (only the ones with the most "
+	       "waste are exported; see --metrics-max-cgroups).");
+	put(&o, "thpshrink_metrics_cgroups_dropped %zu\n", sel.dropped);
 
 	family(&o, "thpshrink_policies", "gauge", "Policies in force (the last set that loaded).");
 	put(&o, "thpshrink_policies %" PRIu64 "\n", in->policies_loaded);
@@ -276,18 +398,16 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 
 	family(&o, "thpshrink_recollapsed_thps_total", "counter",
 	       "THPs khugepaged rebuilt after the daemon split them (lower khugepaged/max_ptes_none).");
-	for (size_t i = 0; i < in->n_recollapsed; i++) {
-		put(&o, "thpshrink_recollapsed_thps_total{cgroup=\"");
-		put_label(&o, in->recollapsed[i].cgroup);
-		put(&o, "\"} %" PRIu64 "\n", in->recollapsed[i].value);
-	}
+	for (size_t i = 0; i < in->n_recollapsed; i++)
+		cgroup_value(&o, "thpshrink_recollapsed_thps_total", in->recollapsed[i].cgroup,
+			     in->recollapsed[i].value);
 
 	family(&o, "thpshrink_container_info", "gauge",
 	       "A registered container and its cgroup; always 1. Join on cgroup for the container id.");
 	for (size_t i = 0; i < in->n_containers; i++) {
-		put(&o, "thpshrink_container_info{cgroup=\"");
-		put_label(&o, in->containers[i].cgroup);
-		put(&o, "\",container=\"");
+		if (!cgroup_series(&o, "thpshrink_container_info", in->containers[i].cgroup))
+			continue;
+		put(&o, ",container=\"");
 		put_label(&o, in->containers[i].id);
 		put(&o, "\",policy=\"");
 		put_label(&o, in->containers[i].policy);

@@ -50,8 +50,13 @@ struct thps_metrics_cgroup_count {
 	uint64_t value;
 };
 
+/* Per-cgroup series are exported for at most this many cgroups by default (those with the most
+ * waste): each costs about 30 series, and the number of cgroups is up to the users. */
+#define THPS_METRICS_MAX_CGROUPS_DEFAULT 500
+
 struct thps_metrics_input {
 	const char *version;
+	size_t max_cgroups;                 /* 0 = THPS_METRICS_MAX_CGROUPS_DEFAULT */
 	const struct thps_scan *scan;       /* NULL before the first pass */
 	uint64_t scans_total;
 	uint64_t scan_errors_total;
@@ -87,6 +92,7 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
  * -ENOBUFS if the text exceeds max, -ENOMEM. */
 int thps_metrics_format_alloc(const struct thps_metrics_input *in, size_t max, char **ret);
 
-/* Appends value to out with Prometheus label-value escaping (\\, \", \n). Returns the
- * length written, or -ENOBUFS. Exposed for tests. */
+/* Writes value to out sanitized (text.h: valid UTF-8, no control characters, at most
+ * THPS_TEXT_MAX bytes with a hash suffix) and with Prometheus label-value escaping (\\, \").
+ * Returns the length written, or -ENOBUFS. Exposed for tests. */
 int thps_metrics_escape_label(const char *value, char *out, size_t size);

@@ -179,56 +179,18 @@ bad:
 	return -EBADMSG;
 }
 
-static int fsync_dir(const char *dir)
-{
-	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return negative_errno();
-	return fsync(fd) < 0 ? negative_errno() : 0;
-}
-
 int thps_registration_write(const char *dir, const struct thps_registration *r)
 {
 	_cleanup_free_ char *text = NULL;
-	char tmp[PATH_MAX], final[PATH_MAX];
-	_cleanup_close_ int fd = -1;
-	size_t len, done = 0;
+	char final[PATH_MAX];
 	int k;
 
 	k = thps_registration_to_json(r, &text);
 	if (k < 0)
 		return k;
-	if ((size_t)snprintf(final, sizeof(final), "%s/%s.json", dir, r->id) >= sizeof(final) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.json.XXXXXX", dir, r->id) >= sizeof(tmp))
+	if ((size_t)snprintf(final, sizeof(final), "%s/%s.json", dir, r->id) >= sizeof(final))
 		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	len = strlen(text);
-	if (fchmod(fd, 0644) < 0)
-		goto fail;
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			goto fail;
-		}
-		done += (size_t)n;
-	}
-	if (fsync(fd) < 0 || rename(tmp, final) < 0)
-		goto fail;
-	/* The rename is on disk (tmpfs: in memory) once the directory is synced. */
-	(void)fsync_dir(dir);
-	return 0;
-fail:
-	k = negative_errno();
-	(void)unlink(tmp);
-	return k;
+	return write_file_atomic(final, text, strlen(text), 0644);
 }
 
 int thps_registration_remove(const char *dir, const char *id)
@@ -241,7 +203,7 @@ int thps_registration_remove(const char *dir, const char *id)
 		return -ENAMETOOLONG;
 	if (unlink(path) < 0 && errno != ENOENT)
 		return negative_errno();
-	(void)fsync_dir(dir);
+	(void)fsync_directory(dir);
 	return 0;
 }
 

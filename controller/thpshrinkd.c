@@ -25,7 +25,11 @@ static void help(void)
 	printf("Usage: thpshrinkd [OPTIONS]\n\n"
 	       "Measures anonymous THP waste per memory cgroup and gives it back per policy.\n\n"
 	       "  --policy-dir DIR           policies (default " SYSCONFDIR "/thpshrink/policies.d)\n"
-	       "  --listen ADDR:PORT|none    /metrics endpoint (default 127.0.0.1:9477)\n"
+	       "  --listen ADDR:PORT|unix:PATH|none\n"
+	       "                             /metrics endpoint (default 127.0.0.1:9477); unix:PATH\n"
+	       "                             serves it on a Unix socket that only root can reach\n"
+	       "  --metrics-max-cgroups N    per-cgroup series for at most the N cgroups with the\n"
+	       "                             most waste (default 500); the rest are counted\n"
 	       "  --textfile PATH.prom       also write the metrics there each pass (atomically)\n"
 	       "  --dry-run                  observe everything whatever the policies say\n"
 	       "  --interval SECONDS         time between passes (default 60)\n"
@@ -42,7 +46,7 @@ static void help(void)
 
 static int parse_args(int argc, char **argv, struct manager_options *o)
 {
-	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION, O_CGROUP, O_SCANCPU };
+	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION, O_CGROUP, O_SCANCPU, O_MAXCG };
 	static const struct option opts[] = {
 		{ "policy-dir", required_argument, NULL, O_POLICY },
 		{ "listen", required_argument, NULL, O_LISTEN },
@@ -51,6 +55,7 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "max-thps-per-sec", required_argument, NULL, O_MAXTHPS },
 		{ "scan-cpu", required_argument, NULL, O_SCANCPU },
+		{ "metrics-max-cgroups", required_argument, NULL, O_MAXCG },
 		{ "state-dir", required_argument, NULL, O_STATE },
 		{ "registrations-dir", required_argument, NULL, O_REGS },
 		{ "once", no_argument, NULL, O_ONCE },
@@ -97,6 +102,13 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 				return -EINVAL;
 			}
 			o->scan_cpu_percent = (unsigned)v;
+			break;
+		case O_MAXCG:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 100000) {
+				log_error("--metrics-max-cgroups '%s': expected a whole number from 1 to 100000", optarg);
+				return -EINVAL;
+			}
+			o->metrics_max_cgroups = (size_t)v;
 			break;
 		case O_STATE: o->state_dir = optarg; break;
 		case O_REGS: o->registrations_dir = optarg; break;

@@ -1,12 +1,17 @@
-/* Unit tests of the core: histogram math at every bucket edge, geometry, file helpers. */
+/* Unit tests of the core: histogram math at every bucket edge, geometry, file helpers, the
+ * text sanitizer every output shares. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "scan.h"
+#include "text.h"
 #include "thp.h"
 
 START_TEST(test_bucket_edges)
@@ -146,6 +151,89 @@ START_TEST(test_max_ptes_none_advice)
 }
 END_TEST
 
+static const char *clean(const char *in)
+{
+	static char out[THPS_TEXT_MAX + 1];
+
+	ck_assert_int_ge(thps_text_sanitize(in, THPS_TEXT_MAX, out, sizeof(out)), 0);
+	ck_assert(thps_text_is_clean(out));
+	return out;
+}
+
+START_TEST(test_text_sanitize)
+{
+	char out[64], a[THPS_TEXT_MAX + 1], b[THPS_TEXT_MAX + 1];
+	char longa[1000], longb[1000];
+
+	ck_assert_str_eq(clean("/system.slice/nginx.service"), "/system.slice/nginx.service");
+	ck_assert_str_eq(clean("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	ck_assert_str_eq(clean("evil\xff\xfe\"}{"), "evil\\xff\\xfe\"}{");
+	ck_assert_str_eq(clean("a\nb\tc\x1b[31m\x7f"), "a\\x0ab\\x09c\\x1b[31m\\x7f");
+	/* overlong "/", a UTF-16 surrogate, above U+10FFFF, a truncated sequence */
+	ck_assert_str_eq(clean("\xc0\xaf"), "\\xc0\\xaf");
+	ck_assert_str_eq(clean("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+	ck_assert_str_eq(clean("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");
+	ck_assert_str_eq(clean("x\xe2\x82"), "x\\xe2\\x82");
+	ck_assert_str_eq(clean(NULL), "");
+	ck_assert(!thps_text_is_clean("a\xff"));
+	ck_assert(thps_text_is_clean("\xc3\xa9"));
+
+	/* long: cut, hash suffix, exactly max bytes, stable, distinct for distinct inputs */
+	memset(longa, 'a', sizeof(longa) - 1);
+	longa[sizeof(longa) - 1] = '\0';
+	memcpy(longb, longa, sizeof(longb));
+	longb[900] = 'b';
+	ck_assert_int_eq(thps_text_sanitize(longa, THPS_TEXT_MAX, a, sizeof(a)), THPS_TEXT_MAX);
+	ck_assert_int_eq(thps_text_sanitize(longb, THPS_TEXT_MAX, b, sizeof(b)), THPS_TEXT_MAX);
+	ck_assert_str_ne(a, b);
+	ck_assert_int_eq(strncmp(a, b, THPS_TEXT_MAX - THPS_TEXT_HASH_SUFFIX_LEN), 0);
+	ck_assert_int_eq(a[THPS_TEXT_MAX - THPS_TEXT_HASH_SUFFIX_LEN], '~');
+	ck_assert_str_eq(clean(longa), a);
+	/* the cut never splits a character: 3-byte euros up to the limit */
+	for (size_t i = 0; i + 3 < sizeof(longa); i += 3)
+		memcpy(longa + i, "\xe2\x82\xac", 3);
+	longa[999] = '\0';
+	ck_assert(thps_text_is_clean(clean(longa)));
+	/* too small a buffer or max */
+	ck_assert_int_eq(thps_text_sanitize("x", 63, out, 63), -ENOBUFS);
+	ck_assert_int_eq(thps_text_sanitize("x", 10, out, sizeof(out)), -ENOBUFS);
+}
+END_TEST
+
+/* Whatever sits at the target (a FIFO, a symlink to elsewhere) is replaced, never opened, and
+ * no predictable temporary name is used. */
+START_TEST(test_write_file_atomic)
+{
+	char dir[] = "/tmp/thps-atomic-XXXXXX", path[128], other[128], *text = NULL;
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.prom", dir);
+	snprintf(other, sizeof(other), "%s/victim", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(write_file_atomic(path, "one\n", 4, 0644), 0);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(write_file_atomic(other, "keep", 4, 0600), 0);
+	ck_assert_int_eq(symlink(other, path), 0);
+	ck_assert_int_eq(write_file_atomic(path, "two\n", 4, 0644), 0);
+	ck_assert_int_eq(read_file_bounded(other, 64, &text, NULL), 0);
+	ck_assert_str_eq(text, "keep");
+	free(text);
+	ck_assert_int_eq(read_file_bounded(path, 64, &text, NULL), 0);
+	ck_assert_str_eq(text, "two\n");
+	free(text);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(write_file_atomic("/nonexistent-dir/x.prom", "x", 1, 0644), -ENOENT);
+	unlink(path);
+	unlink(other);
+	ck_assert_int_eq(rmdir(dir), 0); /* no temporary file left behind */
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -160,6 +248,10 @@ static Suite *core_suite(void)
 	tc = tcase_create("fileio");
 	tcase_add_test(tc, test_keyed_u64);
 	tcase_add_test(tc, test_read_file_bounded);
+	tcase_add_test(tc, test_write_file_atomic);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("text");
+	tcase_add_test(tc, test_text_sanitize);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "procev.h"
 #include "scan.h"
+#include "text.h"
 #include "thp.h"
 
 #include <sys/socket.h>
@@ -189,11 +190,12 @@ START_TEST(test_container_info)
 	in.containers = hostile;
 	in.n_containers = ELEMENTSOF(hostile);
 	ck_assert_int_gt(thps_metrics_format_alloc(&in, 1 << 20, &a), 0);
-	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_container_info{cgroup=\"/web.slice/app\","
+	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_container_info{cgroup=\"/web.slice/app\",inode=\"100\","
 				     "container=\"3f2a9c1b7d\",policy=\"redis\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_container_info{cgroup=\"/k8s/pod\\\"x\","
-				     "container=\"id\\nwith\",policy=\"\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_cgroup_waste_bytes{cgroup=\"/web.slice/app\"} "));
+	/* a cgroup without THPs this pass has no inode from the scan: 0 */
+	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_container_info{cgroup=\"/k8s/pod\\\"x\",inode=\"0\","
+				     "container=\"id\\\\x0awith\",policy=\"\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_cgroup_waste_bytes{cgroup=\"/web.slice/app\",inode=\"100\"} "));
 	in.n_containers = 0;
 	ck_assert_int_gt(thps_metrics_format_alloc(&in, 1 << 20, &b), 0);
 	ck_assert_ptr_null(strstr(b, "3f2a9c1b7d"));
@@ -230,10 +232,88 @@ START_TEST(test_escape)
 {
 	char out[64];
 
-	ck_assert_int_eq(thps_metrics_escape_label("a\\b\"c\nd", out, sizeof(out)), 10);
-	ck_assert_str_eq(out, "a\\\\b\\\"c\\nd");
+	/* a newline is a control character: sanitized to \x0a, whose backslash is then escaped */
+	ck_assert_int_eq(thps_metrics_escape_label("a\\b\"c\nd", out, sizeof(out)), 13);
+	ck_assert_str_eq(out, "a\\\\b\\\"c\\\\x0ad");
 	ck_assert_int_eq(thps_metrics_escape_label("abcdef", out, 4), -ENOBUFS);
 	ck_assert_int_eq(thps_metrics_escape_label("", out, 1), 0);
+}
+END_TEST
+
+/* The attack of issue 11: a cgroup name with invalid UTF-8 must not make the exposition
+ * invalid, and a long one must not make it huge. */
+START_TEST(test_hostile_cgroup_names)
+{
+	struct thps_scan s;
+	struct thps_geometry g;
+	struct thps_metrics_input in = { .version = "t" };
+	char longname[4000], *a = NULL;
+	const char *p, *q;
+
+	thps_geometry_default(&g);
+	thps_scan_init(&s, &g);
+	thps_hist_add(&thps_scan_cgroup(&s, 7, "/evil\xff\xfe\"\\}{")->hist, &g, 0);
+	memset(longname, 'L', sizeof(longname) - 1);
+	longname[0] = '/';
+	longname[sizeof(longname) - 1] = '\0';
+	thps_hist_add(&thps_scan_cgroup(&s, 8, longname)->hist, &g, 0);
+	longname[3000] = 'M'; /* the same first 3,000 bytes: must stay a distinct label */
+	thps_hist_add(&thps_scan_cgroup(&s, 9, longname)->hist, &g, 0);
+	thps_scan_finish(&s, 0);
+	in.scan = &s;
+	ck_assert_int_gt(thps_metrics_format_alloc(&in, 1 << 20, &a), 0);
+	ck_assert_ptr_nonnull(strstr(a, "thpshrink_cgroup_waste_bytes{cgroup=\"/evil\\\\xff\\\\xfe\\\"\\\\}{\",inode=\"7\"} "));
+	/* valid UTF-8 everywhere, and no label value longer than the cap */
+	for (p = a; *p; p++)
+		ck_assert_msg((unsigned char)*p < 0x80, "non-ASCII byte at offset %td", p - a);
+	for (p = a; (p = strstr(p, "cgroup=\"")); p = q) {
+		p += 8;
+		q = strchr(p, '"');
+		ck_assert_ptr_nonnull(q);
+		ck_assert_int_le(q - p, THPS_TEXT_MAX);
+	}
+	ck_assert_ptr_nonnull(strstr(a, "inode=\"8\""));
+	ck_assert_ptr_nonnull(strstr(a, "inode=\"9\""));
+	free(a);
+	thps_scan_free(&s);
+}
+END_TEST
+
+/* Only the max_cgroups cgroups with the most waste get per-cgroup series; the rest are
+ * counted, and the text stays within a bound however many cgroups there are. */
+START_TEST(test_top_cgroups_bound)
+{
+	struct thps_scan s;
+	struct thps_geometry g;
+	struct thps_metrics_input in = { .version = "t", .max_cgroups = 10 };
+	char *a = NULL;
+	int len;
+
+	thps_geometry_default(&g);
+	thps_scan_init(&s, &g);
+	for (unsigned i = 0; i < 1000; i++) {
+		char path[4000];
+		struct thps_cgroup_stats *c;
+
+		memset(path, 'x', sizeof(path));
+		snprintf(path + 3700, 300, "/cg%u", i);
+		path[0] = '/';
+		c = thps_scan_cgroup(&s, 1000 + i, path);
+		/* waste grows with i: the last ten have the most */
+		for (unsigned k = 0; k <= i; k++)
+			thps_hist_add(&c->hist, &g, 0);
+	}
+	thps_scan_finish(&s, 0);
+	in.scan = &s;
+	len = thps_metrics_format_alloc(&in, 4 << 20, &a);
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_lt(len, 256 * 1024);
+	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_metrics_cgroups_dropped 990\n"));
+	ck_assert_ptr_nonnull(strstr(a, "inode=\"1999\""));
+	ck_assert_ptr_nonnull(strstr(a, "inode=\"1990\""));
+	ck_assert_ptr_null(strstr(a, "inode=\"1989\""));
+	free(a);
+	thps_scan_free(&s);
 }
 END_TEST
 
@@ -340,6 +420,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_container_info);
 	tcase_add_test(tc, test_bounded_buffer);
 	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_hostile_cgroup_names);
+	tcase_add_test(tc, test_top_cgroups_bound);
 	tcase_add_test(tc, test_parse_listen);
 	tcase_add_test(tc, test_procev_parse);
 	suite_add_tcase(s, tc);
