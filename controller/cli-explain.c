@@ -12,6 +12,7 @@
 #include "cli-explain.h"
 #include "fileio.h"
 #include "log.h"
+#include "text.h"
 
 #ifndef RUNSTATEDIR
 #define RUNSTATEDIR "/run"
@@ -77,7 +78,11 @@ int thps_cli_explain(int argc, char **argv)
 		json_object_put(root);
 		return 1;
 	}
-	const char *want = argv[optind];
+	/* status.json names cgroups as sanitized (text.h): compare in that form, so a long or
+	 * non-UTF-8 name given on the command line still finds its entry. */
+	char want[THPS_TEXT_MAX + 1];
+	if (thps_text_sanitize(argv[optind], THPS_TEXT_MAX, want, sizeof(want)) < 0)
+		want[0] = '\0';
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		json_object *e = json_object_array_get_idx(arr, i);
 		const char *cg = str(e, "cgroup");

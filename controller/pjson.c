@@ -9,6 +9,7 @@
 
 #include "macro.h"
 #include "pjson.h"
+#include "text.h"
 
 struct parser {
 	const char *s;
@@ -103,35 +104,6 @@ static int hex4(struct parser *p, unsigned *ret)
 	return 0;
 }
 
-/* Length of a valid UTF-8 sequence starting at s (max n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t k;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return k;
-}
-
 static int put_utf8(char *buf, size_t *n, uint32_t cp)
 {
 	if (cp < 0x80) {
@@ -208,7 +180,7 @@ static int parse_string(struct parser *p, char **ret)
 			put_utf8(buf, &n, cp);
 			continue;
 		}
-		size_t k = utf8_len((const unsigned char *)p->s + p->pos, p->len - p->pos);
+		size_t k = thps_utf8_len((const unsigned char *)p->s + p->pos, p->len - p->pos);
 		if (k == 0)
 			return fail(p, "invalid UTF-8 in string");
 		for (size_t i = 0; i < k; i++) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "text.h"
 #include "report-json.h"
 
 void thps_json_string(FILE *f, const char *s)
@@ -17,7 +18,7 @@ void thps_json_string(FILE *f, const char *s)
 	}
 	fputc('"', f);
 	while (*p) {
-		size_t n = thps_utf8_len(p);
+		size_t n = thps_utf8_len(p, SIZE_MAX);
 
 		if (n == 0) {
 			fputs("\\ufffd", f);

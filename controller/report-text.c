@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "text.h"
 #include "report-text.h"
 
 static void print_bytes(FILE *f, const char *label, uint64_t bytes)
@@ -64,7 +65,7 @@ static void print_name(FILE *f, const char *s)
 		return;
 	}
 	while (*p) {
-		size_t n = thps_utf8_len(p);
+		size_t n = thps_utf8_len(p, SIZE_MAX);
 
 		if (n == 0 || *p < 0x20 || *p == 0x7f || *p == '\\') {
 			fprintf(f, "\\x%02x", *p);

@@ -47,5 +47,3 @@ ssize_t thps_report_order(const struct thps_scan *scan, const struct thps_cgroup
 /* "40.0 MiB", "512 B": binary units, one decimal. Always NUL-terminates buf. */
 void thps_format_bytes(char *buf, size_t size, uint64_t bytes);
 
-/* Length of the well-formed UTF-8 sequence at s (1 for ASCII), or 0 if it is not one. */
-size_t thps_utf8_len(const unsigned char *s);

@@ -2,6 +2,7 @@
  * U+10FFFF, so whatever passes is accepted by Prometheus, JSON parsers and journald alike. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,37 +19,34 @@ uint64_t thps_text_hash(const char *s)
 	return h;
 }
 
-/* The length of the valid UTF-8 sequence at p (1-4), or 0 if the byte there starts none. */
-static size_t utf8_seq_len(const unsigned char *p)
+size_t thps_utf8_len(const unsigned char *s, size_t n)
 {
-	unsigned char c = p[0];
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xBF;
+	size_t k;
+	uint32_t cp;
 
-	if (c < 0x80)
+	if (n == 0)
+		return 0;
+	if (s[0] < 0x80)
 		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		n = 2;
-	else if (c >= 0xE0 && c <= 0xEF) {
-		n = 3;
-		if (c == 0xE0)
-			lo = 0xA0; /* overlong */
-		else if (c == 0xED)
-			hi = 0x9F; /* surrogates */
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4;
-		if (c == 0xF0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xF4)
-			hi = 0x8F; /* above U+10FFFF */
-	} else
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		k = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		k = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		k = 4, cp = s[0] & 0x07;
+	else
 		return 0;
-	if (p[1] < lo || p[1] > hi)
+	if (n < k)
 		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xBF)
-			return 0;
-	return n;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0; /* also stops at a NUL */
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return k;
 }
 
 static bool is_control(unsigned char c)
@@ -59,7 +57,7 @@ static bool is_control(unsigned char c)
 int thps_text_is_clean(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
-		size_t n = utf8_seq_len(p);
+		size_t n = thps_utf8_len(p, SIZE_MAX);
 
 		if (n == 0 || (n == 1 && is_control(*p)))
 			return 0;
@@ -77,7 +75,7 @@ int thps_text_sanitize(const char *in, size_t max, char *out, size_t size)
 	if (max <= THPS_TEXT_HASH_SUFFIX_LEN || size <= max)
 		return -ENOBUFS;
 	while (*p) {
-		size_t n = utf8_seq_len(p), w = n == 0 || (n == 1 && is_control(*p)) ? 4 : n;
+		size_t n = thps_utf8_len(p, SIZE_MAX), w = n == 0 || (n == 1 && is_control(*p)) ? 4 : n;
 
 		/* remember where the hash suffix would go, at the last boundary that leaves room */
 		if (!cut_set && len + w > fit) {

@@ -12,6 +12,11 @@
 #define THPS_TEXT_MAX 256
 #define THPS_TEXT_HASH_SUFFIX_LEN 17
 
+/* The length of the well-formed UTF-8 sequence at s (1 for ASCII; at most n bytes are
+ * read, SIZE_MAX for a NUL-terminated string), or 0 if none starts there (overlong forms,
+ * surrogates and code points above U+10FFFF are not well-formed). */
+size_t thps_utf8_len(const unsigned char *s, size_t n);
+
 /* FNV-1a 64 of the bytes of s: stable across runs and builds. */
 uint64_t thps_text_hash(const char *s);
 
