@@ -1,45 +1,65 @@
-/* libmicrohttpd with its own polling thread. Limits bound what a client can cost us: total
- * and per-IP connection counts, an idle timeout, and a per-connection memory pool that caps
- * the request line and headers. Only GET/HEAD of / and /metrics exist. */
+/* libmicrohttpd with its own polling thread. What a client can cost us is bounded: the request
+ * line and headers must fit a per-connection memory pool and arrive within a short deadline,
+ * the answer must be sent within a longer one, and connections are counted in total and per
+ * address. When a count is over its limit, the newcomer is served and the oldest connection that
+ * is not being answered is cut: a local user can bind any 127.x.y.z, so limits that refuse the
+ * newcomer would let anyone who keeps reconnecting starve Prometheus. Only GET/HEAD of / and
+ * /metrics exist; every scrape shares one reference-counted copy of the pass's text. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "http.h"
 #include "log.h"
 #include "macro.h"
 
-#define HTTP_CONNECTION_LIMIT 32
-#define HTTP_PER_IP_LIMIT 8
+/* MHD's own limit, never reached in practice: the soft limits below cut connections first. */
+#define HTTP_CONNECTION_LIMIT 64
+#define HTTP_SOFT_LIMIT 32      /* more open connections than this: the oldest waiting one is cut */
+#define HTTP_PER_ADDR_LIMIT 8   /* the same for the connections of one address */
 #define HTTP_TIMEOUT_SEC 10
 #define HTTP_MEMORY_LIMIT (32 * 1024) /* request line + headers must fit */
-/* The idle timeout alone lets a client trickle a header byte now and then and hold a slot for
- * ever (slowloris): a request must be answered within this many seconds of its start (the
- * connection's, or the previous response's), or the reaper shuts the socket down. */
-#define HTTP_REQUEST_DEADLINE_SEC 10
+/* A scraper sends its request at once; a client that trickles it holds a slot for nothing. */
+#define HTTP_HEAD_DEADLINE_MS 2000
+/* The answer (a few MiB at most) must be sent within this, or the reaper cuts it. */
+#define HTTP_ANSWER_DEADLINE_MS 10000
+#define HTTP_REAPER_PERIOD_MS 250
 #define HTTP_SLOTS (HTTP_CONNECTION_LIMIT + 8)
 
 struct http_conn {
 	int fd;
 	bool used, shut;
-	struct timespec start; /* CLOCK_MONOTONIC */
+	bool answering;          /* a request is being answered (headers complete) */
+	struct timespec start;   /* CLOCK_MONOTONIC: connection, request or last answer's end */
+	unsigned char addr[16];  /* the client's address (IPv6: its /64), for the per-address count */
+};
+
+/* One pass's exposition, shared by the server and every response still sending it. */
+struct http_text {
+	atomic_uint refs;
+	size_t len;
+	char data[];
 };
 
 struct http_server {
 	struct MHD_Daemon *mhd;
 	pthread_mutex_t lock;
-	char *text;
-	size_t len;
+	struct http_text *text; /* under lock */
 	unsigned port;
+	char *unix_path;        /* the Unix socket we bound, removed at stop; or NULL */
 	/* under lock: the open connections, for the reaper thread */
 	struct http_conn conns[HTTP_SLOTS];
 	pthread_t reaper;
@@ -47,12 +67,80 @@ struct http_server {
 	bool reaper_running, stopping;
 };
 
-static double elapsed(const struct timespec *since)
+static void text_unref(void *p)
+{
+	struct http_text *t = p;
+
+	if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+		free(t);
+}
+
+static long elapsed_ms(const struct timespec *since)
 {
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - since->tv_sec) + (now.tv_nsec - since->tv_nsec) / 1e9;
+	return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+static bool older(const struct http_conn *a, const struct http_conn *b)
+{
+	return a->start.tv_sec < b->start.tv_sec ||
+	       (a->start.tv_sec == b->start.tv_sec && a->start.tv_nsec < b->start.tv_nsec);
+}
+
+/* Under lock: cuts the oldest open connection other than keep (with the same address when
+ * addr is not NULL), preferring one that is not being answered. */
+static void evict_oldest(struct http_server *s, const struct http_conn *keep, const unsigned char *addr)
+{
+	struct http_conn *victim = NULL;
+
+	for (size_t i = 0; i < HTTP_SLOTS; i++) {
+		struct http_conn *c = &s->conns[i];
+
+		if (!c->used || c->shut || c == keep || (addr && memcmp(c->addr, addr, sizeof(c->addr))))
+			continue;
+		if (!victim || (victim->answering && !c->answering) ||
+		    (victim->answering == c->answering && older(c, victim)))
+			victim = c;
+	}
+	if (victim) {
+		shutdown(victim->fd, SHUT_RDWR);
+		victim->shut = true;
+	}
+}
+
+static void enforce_limits(struct http_server *s, const struct http_conn *newcomer)
+{
+	size_t all = 0, same = 0;
+
+	for (size_t i = 0; i < HTTP_SLOTS; i++) {
+		const struct http_conn *c = &s->conns[i];
+
+		if (!c->used || c->shut)
+			continue;
+		all++;
+		same += !memcmp(c->addr, newcomer->addr, sizeof(c->addr));
+	}
+	if (same > HTTP_PER_ADDR_LIMIT) {
+		evict_oldest(s, newcomer, newcomer->addr);
+		all--;
+	}
+	if (all > HTTP_SOFT_LIMIT)
+		evict_oldest(s, newcomer, NULL);
+}
+
+static void client_addr(struct MHD_Connection *c, unsigned char out[16])
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	memset(out, 0, 16);
+	if (sa && sa->sa_family == AF_INET)
+		memcpy(out, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	else if (sa && sa->sa_family == AF_INET6)
+		memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 8);
+	/* a Unix socket: one address, all zero */
 }
 
 /* MHD's thread: track each connection's socket from start to close. The fd stays valid while
@@ -68,9 +156,13 @@ static void notify(void *cls, struct MHD_Connection *c, void **socket_context,
 		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		for (size_t i = 0; ci && i < HTTP_SLOTS; i++)
 			if (!s->conns[i].used) {
-				s->conns[i] = (struct http_conn){ .fd = ci->connect_fd, .used = true };
-				clock_gettime(CLOCK_MONOTONIC, &s->conns[i].start);
-				*socket_context = &s->conns[i];
+				struct http_conn *n = &s->conns[i];
+
+				*n = (struct http_conn){ .fd = ci->connect_fd, .used = true };
+				clock_gettime(CLOCK_MONOTONIC, &n->start);
+				client_addr(c, n->addr);
+				*socket_context = n;
+				enforce_limits(s, n);
 				break;
 			}
 	} else if (*socket_context) {
@@ -80,7 +172,30 @@ static void notify(void *cls, struct MHD_Connection *c, void **socket_context,
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Once a second: shut down the sockets of requests past their deadline. MHD then sees the
+static void set_answering(struct http_server *s, struct MHD_Connection *c, bool answering)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	pthread_mutex_lock(&s->lock);
+	if (ci && ci->socket_context) {
+		struct http_conn *h = ci->socket_context;
+
+		h->answering = answering;
+		clock_gettime(CLOCK_MONOTONIC, &h->start);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* An answer was sent (or the request failed): the next request's head is due within the
+ * head deadline, counted from now. */
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)con_cls;
+	(void)toe;
+	set_answering(cls, c, false);
+}
+
+/* Every HTTP_REAPER_PERIOD_MS: shut down the sockets past their deadline. MHD then sees the
  * connection closed and frees it. shutdown(), not close(): the fd stays MHD's. */
 static void *reaper(void *arg)
 {
@@ -91,14 +206,21 @@ static void *reaper(void *arg)
 		struct timespec t;
 
 		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_sec += 1;
+		t.tv_nsec += HTTP_REAPER_PERIOD_MS * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
 		pthread_cond_timedwait(&s->wake, &s->lock, &t);
-		for (size_t i = 0; i < HTTP_SLOTS; i++)
-			if (s->conns[i].used && !s->conns[i].shut &&
-			    elapsed(&s->conns[i].start) > HTTP_REQUEST_DEADLINE_SEC) {
-				shutdown(s->conns[i].fd, SHUT_RDWR);
-				s->conns[i].shut = true;
+		for (size_t i = 0; i < HTTP_SLOTS; i++) {
+			struct http_conn *c = &s->conns[i];
+
+			if (c->used && !c->shut &&
+			    elapsed_ms(&c->start) > (c->answering ? HTTP_ANSWER_DEADLINE_MS : HTTP_HEAD_DEADLINE_MS)) {
+				shutdown(c->fd, SHUT_RDWR);
+				c->shut = true;
 			}
+		}
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
@@ -183,18 +305,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	static const char plain[] = "text/plain; charset=utf-8";
 	struct http_server *s = cls;
+	struct MHD_Response *resp;
+	struct http_text *t;
 	enum MHD_Result ret;
-	char *copy;
-	size_t len;
 
-	/* The next request on this connection gets its own deadline. */
-	{
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-		pthread_mutex_lock(&s->lock);
-		if (ci && ci->socket_context)
-			clock_gettime(CLOCK_MONOTONIC, &((struct http_conn *)ci->socket_context)->start);
-		pthread_mutex_unlock(&s->lock);
-	}
+	/* Headers are complete: the answer now has its own, longer deadline. */
+	set_answering(s, c, true);
 	/* Headers are complete on the first call: answer right away, never reading a body. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
 		static const char m[] = "Method Not Allowed: only GET and HEAD\n";
@@ -209,18 +325,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 
 	pthread_mutex_lock(&s->lock);
-	len = s->len;
-	copy = len ? malloc(len) : NULL;
-	if (copy)
-		memcpy(copy, s->text, len);
+	t = s->text;
+	if (t)
+		atomic_fetch_add(&t->refs, 1);
 	pthread_mutex_unlock(&s->lock);
-	if (!copy) {
+	if (!t) {
 		static const char m[] = "Service Unavailable: no scan has finished yet\n";
-		return reply(c, len ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_SERVICE_UNAVAILABLE, plain,
-			     m, sizeof(m) - 1, MHD_RESPMEM_PERSISTENT);
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, plain, m, sizeof(m) - 1, MHD_RESPMEM_PERSISTENT);
 	}
-	ret = reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", copy, len,
-		    MHD_RESPMEM_MUST_FREE);
+	resp = MHD_create_response_from_buffer_with_free_callback_cls(t->len, t->data, text_unref, t);
+	if (!resp) {
+		text_unref(t);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
 	return ret;
 }
 
@@ -236,22 +356,60 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_debug("http: %s", msg);
 }
 
+/* Binds a Unix stream socket at path, only root can connect (0600). A stale socket from an
+ * earlier run is replaced; anything else at path is left alone. Returns the fd or -errno. */
+static int bind_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (!path[0] || strlen(path) >= sizeof(sa.sun_path))
+		return -EINVAL;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		if (unlink(path) < 0)
+			return negative_errno();
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return negative_errno();
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
+		return negative_errno();
+	return TAKE_FD(fd);
+}
+
 int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 {
 	struct sockaddr_storage ss;
 	unsigned sslen = 0;
 	struct http_server *s;
 	const union MHD_DaemonInfo *info;
-	int r;
+	int r, unix_fd = -1;
 
-	if (listen_fd < 0) {
+	if (listen_fd < 0 && addr && !strncmp(addr, "unix:", 5)) {
+		unix_fd = bind_unix(addr + 5);
+		if (unix_fd < 0)
+			return unix_fd;
+		listen_fd = unix_fd;
+	} else if (listen_fd < 0) {
 		r = http_parse_listen(addr, &ss, &sslen);
 		if (r < 0)
 			return r;
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
+		if (unix_fd >= 0)
+			close(unix_fd);
 		return -ENOMEM;
+	}
+	if (unix_fd >= 0 && !(s->unix_path = strdup(addr + 5))) {
+		close(unix_fd);
+		free(s);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
 
@@ -259,13 +417,15 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 	if (listen_fd < 0 && ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	errno = 0;
+	/* No MHD_OPTION_PER_IP_CONNECTION_LIMIT: MHD would refuse the newcomer; enforce_limits()
+	 * cuts the oldest instead. */
 	if (listen_fd >= 0)
 		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 					  MHD_OPTION_NOTIFY_CONNECTION, notify, s,
+					  MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 					  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
 					  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
-					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
 					  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_SEC,
 					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
 					  MHD_OPTION_END);
@@ -273,47 +433,51 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 					  MHD_OPTION_NOTIFY_CONNECTION, notify, s,
+					  MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 					  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 					  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
-					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
 					  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_SEC,
 					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
 					  MHD_OPTION_END);
 	if (!s->mhd) {
 		r = errno > 0 ? -errno : -EADDRNOTAVAIL;
-		pthread_cond_destroy(&s->wake);
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-		return r;
+		goto fail;
 	}
 	r = -pthread_create(&s->reaper, NULL, reaper, s);
 	if (r < 0) {
 		MHD_stop_daemon(s->mhd);
-		pthread_cond_destroy(&s->wake);
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-		return r;
+		goto fail;
 	}
 	s->reaper_running = true;
 	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = info ? info->port : 0;
+	s->port = info && unix_fd < 0 ? info->port : 0;
 	*ret = s;
 	return 0;
+fail:
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	if (unix_fd >= 0)
+		close(unix_fd);
+	free(s->unix_path);
+	free(s);
+	return r;
 }
 
 int http_server_publish(struct http_server *s, const char *text, size_t len)
 {
-	char *copy = malloc(len + 1);
+	struct http_text *t = malloc(sizeof(*t) + len + 1), *old;
 
-	if (!copy)
+	if (!t)
 		return -ENOMEM;
-	memcpy(copy, text, len);
-	copy[len] = '\0';
+	atomic_init(&t->refs, 1);
+	t->len = len;
+	memcpy(t->data, text, len);
+	t->data[len] = '\0';
 	pthread_mutex_lock(&s->lock);
-	free(s->text);
-	s->text = copy;
-	s->len = len;
+	old = s->text;
+	s->text = t;
 	pthread_mutex_unlock(&s->lock);
+	text_unref(old);
 	return 0;
 }
 
@@ -334,9 +498,12 @@ void http_server_stop(struct http_server *s)
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(s->reaper, NULL);
 	}
-	MHD_stop_daemon(s->mhd);
+	MHD_stop_daemon(s->mhd); /* closes the listening socket, ours included */
+	if (s->unix_path)
+		(void)unlink(s->unix_path);
+	free(s->unix_path);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
-	free(s->text);
+	text_unref(s->text);
 	free(s);
 }

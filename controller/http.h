@@ -1,16 +1,19 @@
 /* The /metrics HTTP endpoint: a thin layer over libmicrohttpd. The scan side publishes a
- * finished text (http_server_publish); the server thread only ever copies it under a lock,
- * so a slow or hostile client never sees half a pass nor holds the scan up. */
+ * finished text (http_server_publish); every response holds a reference to it, so a slow or
+ * hostile client never sees half a pass, never holds the scan up, and many concurrent scrapes
+ * cost one copy. */
 #pragma once
 #include <stddef.h>
 
 struct http_server;
 
-/* Starts serving on addr ("127.0.0.1:9477", "[::1]:9477") or, when listen_fd >= 0, on that
+/* Starts serving on addr ("127.0.0.1:9477", "[::1]:9477", "unix:/run/thpshrink/metrics.sock":
+ * a socket only root can connect to, replacing a stale one) or, when listen_fd >= 0, on that
  * already bound socket (systemd socket activation). Returns 0, -EINVAL for a bad address,
- * or -errno (e.g. -EADDRINUSE). */
+ * -EEXIST if something other than a socket is at the Unix path, or -errno (e.g. -EADDRINUSE). */
 int http_server_start(const char *addr, int listen_fd, struct http_server **ret);
-/* Replaces the served text with a copy of text. Returns 0 or -ENOMEM (the old text stays). */
+/* Replaces the served text with a copy of text; responses in flight keep the old one until
+ * they are sent. Returns 0 or -ENOMEM (the old text stays). */
 int http_server_publish(struct http_server *s, const char *text, size_t len);
 /* The bound port (for "127.0.0.1:0"), or 0. */
 unsigned http_server_port(const struct http_server *s);

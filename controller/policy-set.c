@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "policy.h"
@@ -46,6 +48,93 @@ static int check_owner(const char *path, const struct stat *st, struct thps_poli
 			  "chmod go-w it",
 			  path, (unsigned)(st->st_mode & 07777));
 		return -EPERM;
+	}
+	return 0;
+}
+
+/* How far the policy directory itself can be trusted. */
+enum dir_trust {
+	DIR_ROOT_ONLY,   /* root-owned, writable by root only: any entry is root's */
+	DIR_READ_ONLY,   /* a read-only mount (a Kubernetes ConfigMap volume): nobody adds entries */
+	DIR_STICKY,      /* root-owned, sticky, writable by others (kubelet makes ConfigMap volume
+			  * directories 1777): entries must be checked one by one */
+};
+
+static int check_dir(const char *dir, int dfd, enum dir_trust *ret, struct thps_policy_errors *errs)
+{
+	struct statvfs sv;
+	struct stat st;
+	int r;
+
+	if (fstat(dfd, &st) < 0) {
+		r = negative_errno();
+		thps_policy_errors_add(errs, "%s: cannot stat: %s", dir, strerror(-r));
+		return r;
+	}
+	if (fstatvfs(dfd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) {
+		*ret = DIR_READ_ONLY;
+		return 0;
+	}
+	if (st.st_uid == 0 && (st.st_mode & S_ISVTX) && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		*ret = DIR_STICKY;
+		return 0;
+	}
+	*ret = DIR_ROOT_ONLY;
+	return check_owner(dir, &st, errs);
+}
+
+/* In a sticky directory anyone may add entries, so each one we read must be root's own: the
+ * entry itself (a symlink's owner too), and a symlink must stay inside the directory (kubelet's
+ * "NAME -> ..data/NAME", with "..data" a root-owned symlink to a root-owned directory). The
+ * file it leads to is checked by load_fd like any other. */
+static int check_sticky_entry(int dfd, const char *name, const char *path, struct thps_policy_errors *errs)
+{
+	char target[PATH_MAX], first[NAME_MAX + 1];
+	struct stat st;
+	ssize_t n;
+	size_t fl;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		int r = negative_errno();
+		thps_policy_errors_add(errs, "%s: cannot stat: %s", path, strerror(-r));
+		return r;
+	}
+	if (st.st_uid != 0) {
+		thps_policy_errors_add(errs,
+			  "%s: refusing to use: owned by uid %u, not root, in a directory others can write",
+			  path, (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (!S_ISLNK(st.st_mode))
+		return 0;
+	n = readlinkat(dfd, name, target, sizeof(target) - 1);
+	if (n < 0) {
+		int r = negative_errno();
+		thps_policy_errors_add(errs, "%s: cannot read the link: %s", path, strerror(-r));
+		return r;
+	}
+	target[n] = '\0';
+	fl = strcspn(target, "/");
+	if (target[0] == '/' || strstr(target, "/../") || !strcmp(target + fl, "/..") ||
+	    !strcmp(target, "..") || !strncmp(target, "../", 3) || fl > NAME_MAX) {
+		thps_policy_errors_add(errs,
+			  "%s: refusing to use: a link to '%s', outside its directory (in a directory "
+			  "others can write, only links like kubelet's '..data/NAME' are followed)",
+			  path, target);
+		return -EPERM;
+	}
+	if (target[fl] == '/') {
+		memcpy(first, target, fl);
+		first[fl] = '\0';
+		/* "..data" (a root-owned link, kubelet's) must lead to a root-owned directory */
+		if (fstatat(dfd, first, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid != 0 ||
+		    fstatat(dfd, first, &st, 0) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+		    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			thps_policy_errors_add(errs,
+				  "%s: refusing to use: '%s' is not a root-owned directory only root can "
+				  "write", path, first);
+			return -EPERM;
+		}
 	}
 	return 0;
 }
@@ -163,7 +252,7 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 	_cleanup_closedir_ DIR *d = NULL;
 	char **names = NULL;
 	size_t n = 0;
-	struct stat st;
+	enum dir_trust trust = DIR_ROOT_ONLY;
 	int dfd, r = 0, fail = 0;
 
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -179,13 +268,8 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 		thps_policy_errors_add(errs, "%s: cannot read policy directory: %s", dir, strerror(-r));
 		return r;
 	}
-	if (fstat(dfd, &st) < 0) {
-		r = negative_errno();
-		thps_policy_errors_add(errs, "%s: cannot stat: %s", dir, strerror(-r));
-		return r;
-	}
 	if (flags & THPS_POLICY_LOAD_CHECK_OWNER) {
-		r = check_owner(dir, &st, errs);
+		r = check_dir(dir, dfd, &trust, errs);
 		if (r < 0)
 			return r;
 	}
@@ -235,6 +319,13 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 			if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
 				r = -ENOMEM;
 				break;
+			}
+			if (trust == DIR_STICKY) {
+				int k = check_sticky_entry(dfd, names[i], path, errs);
+				if (k < 0) {
+					fail = k;
+					continue;
+				}
 			}
 			fd = openat(dfd, names[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 			if (fd < 0) {

@@ -510,6 +510,87 @@ START_TEST(test_dir_owner_check)
 }
 END_TEST
 
+/* kubelet's ConfigMap volume, as it writes it: a 1777 root-owned directory, a timestamped
+ * directory holding the files, "..data" pointing at it, and one "KEY -> ..data/KEY" link per
+ * key. It loads; anything a non-root user could add to the sticky directory is refused. */
+START_TEST(test_dir_configmap_layout)
+{
+	struct thps_policy_set *set = NULL;
+	struct thps_policy_errors errs = {0};
+	char path[320], ts[256];
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP test_dir_configmap_layout: needs root to own and chown files\n");
+		return;
+	}
+	snprintf(ts, sizeof(ts), "%s/..2026_12_03_13_00_00.123456789", tmpdir);
+	ck_assert_int_eq(mkdir(ts, 0755), 0);
+	write_file("..2026_12_03_13_00_00.123456789/default.json",
+		   "{\"name\": \"a\", \"match\": {\"cgroup\": \"/*\"}}");
+	snprintf(path, sizeof(path), "%s/..data", tmpdir);
+	ck_assert_int_eq(symlink("..2026_12_03_13_00_00.123456789", path), 0);
+	snprintf(path, sizeof(path), "%s/default.json", tmpdir);
+	ck_assert_int_eq(symlink("..data/default.json", path), 0);
+	ck_assert_int_eq(chmod(tmpdir, 01777), 0);
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), 0);
+	ck_assert_uint_eq(set->n, 1);
+	thps_policy_set_free(set);
+	set = NULL;
+
+	/* a file a non-root user dropped in: refused, and with it the whole set */
+	write_file("evil.json", "{\"name\": \"b\", \"match\": {\"cgroup\": \"/*\"}}");
+	snprintf(path, sizeof(path), "%s/evil.json", tmpdir);
+	ck_assert_int_eq(chown(path, 65534, 65534), 0);
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	ck_assert(errors_contain(&errs, "evil.json: refusing to use: owned by uid 65534, not root, in a directory others can write"));
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(unlink(path), 0);
+
+	/* ... or a link of theirs to a root-owned file */
+	ck_assert_int_eq(symlink("..data/default.json", path), 0);
+	ck_assert_int_eq(lchown(path, 65534, 65534), 0);
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	ck_assert(errors_contain(&errs, "owned by uid 65534"));
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(unlink(path), 0);
+
+	/* a root-owned link out of the directory */
+	ck_assert_int_eq(symlink("/etc/passwd.json", path), 0);
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	ck_assert(errors_contain(&errs, "outside its directory"));
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(unlink(path), 0);
+
+	/* the data directory writable by others */
+	ck_assert_int_eq(chmod(ts, 0777), 0);
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	ck_assert(errors_contain(&errs, "'..data' is not a root-owned directory only root can write"));
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(chmod(ts, 0755), 0);
+
+	/* not sticky: anyone could replace any entry */
+	ck_assert_int_eq(chmod(tmpdir, 0777), 0);
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	ck_assert(errors_contain(&errs, "mode 0777"));
+	thps_policy_errors_clear(&errs);
+	/* a sticky directory someone else owns */
+	ck_assert_int_eq(chmod(tmpdir, 01777), 0);
+	ck_assert_int_eq(chown(tmpdir, 65534, 0), 0);
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs), -EPERM);
+	ck_assert(errors_contain(&errs, "owned by uid 65534"));
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(chown(tmpdir, 0, 0), 0);
+	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/default.json", tmpdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/..data", tmpdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/default.json", ts);
+	unlink(path);
+	rmdir(ts);
+}
+END_TEST
+
 START_TEST(test_file_limits)
 {
 	struct thps_policy_set *set = thps_policy_set_new();
@@ -621,6 +702,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_dir_load_all_or_nothing);
 	tcase_add_test(tc, test_dir_vanished);
 	tcase_add_test(tc, test_dir_owner_check);
+	tcase_add_test(tc, test_dir_configmap_layout);
 	tcase_add_test(tc, test_file_limits);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hostile");
