@@ -13,14 +13,22 @@
 #include "cgroups.h"
 #include "macro.h"
 
+/* A directory, stored as its parent and its own name: a tree of N cgroups with long paths
+ * costs N names, not N paths (20,000 cgroups under 3.7 KB of parents were 74 MB as paths). */
 struct cg_entry {
 	uint64_t ino;
-	char *path;
+	uint32_t parent;   /* index into v; the root is its own parent */
+	uint32_t name;     /* offset into names */
+	uint32_t path_len; /* of the full relative path, bounded by PATH_MAX */
 };
 
 struct thps_cgroup_map {
-	struct cg_entry *v;
+	struct cg_entry *v; /* in walk order: parents before children */
 	size_t n, cap;
+	uint32_t *by_ino;   /* indexes into v, sorted by ino */
+	char *names;
+	size_t names_len, names_cap;
+	char path[PATH_MAX]; /* thps_cgroup_map_path's answer */
 };
 
 int thps_cgroups_find_mount(struct thps_ctx *ctx)
@@ -56,8 +64,12 @@ int thps_cgroups_find_mount(struct thps_ctx *ctx)
 	return 0;
 }
 
-static int map_add(struct thps_cgroup_map *m, uint64_t ino, const char *path)
+/* Returns the new entry's index, -E2BIG when the map is full, or -ENOMEM. */
+static int map_add(struct thps_cgroup_map *m, uint64_t ino, uint32_t parent, const char *name,
+		   uint32_t path_len)
 {
+	size_t len = strlen(name) + 1;
+
 	if (m->n >= THPS_CGROUP_MAX_ENTRIES)
 		return -E2BIG;
 	if (m->n == m->cap) {
@@ -68,16 +80,23 @@ static int map_add(struct thps_cgroup_map *m, uint64_t ino, const char *path)
 		m->v = v;
 		m->cap = cap;
 	}
-	m->v[m->n].path = strdup(path);
-	if (!m->v[m->n].path)
-		return -ENOMEM;
-	m->v[m->n++].ino = ino;
-	return 0;
+	if (m->names_len + len > m->names_cap) {
+		size_t cap = MAX(m->names_cap * 2, m->names_len + len + 4096);
+		char *n = realloc(m->names, cap);
+		if (!n)
+			return -ENOMEM;
+		m->names = n;
+		m->names_cap = cap;
+	}
+	memcpy(m->names + m->names_len, name, len);
+	m->v[m->n] = (struct cg_entry){ .ino = ino, .parent = parent, .name = (uint32_t)m->names_len,
+					.path_len = path_len };
+	m->names_len += len;
+	return (int)m->n++;
 }
 
-/* fd_dir is consumed. rel is the path of fd_dir relative to the root ("" for the root). */
-static int walk(struct thps_cgroup_map *m, int fd_dir, const char *rel, unsigned depth,
-		unsigned max_depth)
+/* fd_dir is consumed. self is fd_dir's entry. */
+static int walk(struct thps_cgroup_map *m, int fd_dir, uint32_t self, unsigned depth, unsigned max_depth)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
@@ -89,9 +108,9 @@ static int walk(struct thps_cgroup_map *m, int fd_dir, const char *rel, unsigned
 		return r;
 	}
 	while ((de = readdir(d))) {
-		char sub[PATH_MAX];
+		size_t path_len = (self == 0 ? 0 : m->v[self].path_len) + 1 + strlen(de->d_name);
 		struct stat st;
-		int fd, r, n;
+		int fd, r;
 
 		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
 			continue;
@@ -100,10 +119,9 @@ static int walk(struct thps_cgroup_map *m, int fd_dir, const char *rel, unsigned
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode))
 			continue; /* removed meanwhile, or not a cgroup */
-		n = snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name);
-		if (n < 0 || (size_t)n >= sizeof(sub))
+		if (path_len >= PATH_MAX)
 			continue;
-		r = map_add(m, st.st_ino, sub);
+		r = map_add(m, st.st_ino, self, de->d_name, (uint32_t)path_len);
 		if (r == -E2BIG)
 			return 0;
 		if (r < 0)
@@ -113,18 +131,39 @@ static int walk(struct thps_cgroup_map *m, int fd_dir, const char *rel, unsigned
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0)
 			continue;
-		r = walk(m, fd, sub, depth + 1, max_depth);
+		r = walk(m, fd, (uint32_t)r, depth + 1, max_depth);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
+/* Writes entry i's path relative to the mount ("/" for the root) into buf (PATH_MAX). */
+static const char *entry_path(const struct thps_cgroup_map *m, uint32_t i, char *buf)
+{
+	size_t end = m->v[i].path_len;
+
+	if (i == 0)
+		return strcpy(buf, "/");
+	buf[end] = '\0';
+	for (; i != 0; i = m->v[i].parent) {
+		const char *name = m->names + m->v[i].name;
+		size_t l = strlen(name);
+
+		end -= l;
+		memcpy(buf + end, name, l);
+		buf[--end] = '/';
+	}
+	return buf;
+}
+
+static const struct thps_cgroup_map *cmp_map; /* qsort has no context argument */
+
 static int cmp_ino(const void *a, const void *b)
 {
-	const struct cg_entry *x = a, *y = b;
+	uint64_t x = cmp_map->v[*(const uint32_t *)a].ino, y = cmp_map->v[*(const uint32_t *)b].ino;
 
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
+	return x < y ? -1 : x > y;
 }
 
 int thps_cgroup_map_build(const char *root, unsigned max_depth, struct thps_cgroup_map **ret)
@@ -146,18 +185,24 @@ int thps_cgroup_map_build(const char *root, unsigned max_depth, struct thps_cgro
 		close(fd);
 		return -ENOMEM;
 	}
-	r = map_add(m, st.st_ino, "/");
+	r = map_add(m, st.st_ino, 0, "", 1);
 	if (r < 0) {
 		close(fd);
 		thps_cgroup_map_free(m);
 		return r;
 	}
-	r = max_depth > 0 ? walk(m, fd, "", 0, max_depth) : (close(fd), 0);
+	r = max_depth > 0 ? walk(m, fd, 0, 0, max_depth) : (close(fd), 0);
+	if (r >= 0 && !(m->by_ino = calloc(m->n, sizeof(*m->by_ino))))
+		r = -ENOMEM;
 	if (r < 0) {
 		thps_cgroup_map_free(m);
 		return r;
 	}
-	qsort(m->v, m->n, sizeof(m->v[0]), cmp_ino);
+	for (size_t i = 0; i < m->n; i++)
+		m->by_ino[i] = (uint32_t)i;
+	cmp_map = m;
+	qsort(m->by_ino, m->n, sizeof(*m->by_ino), cmp_ino);
+	cmp_map = NULL;
 	*ret = m;
 	return 0;
 }
@@ -171,20 +216,30 @@ int thps_cgroups_discover(struct thps_ctx *ctx, struct thps_cgroup_map **ret)
 	return thps_cgroup_map_build(ctx->cgroup_root, THPS_CGROUP_MAX_DEPTH, ret);
 }
 
-const char *thps_cgroup_map_path(const struct thps_cgroup_map *m, uint64_t ino)
+const char *thps_cgroup_map_path(struct thps_cgroup_map *m, uint64_t ino)
 {
-	struct cg_entry key = {.ino = ino}, *e;
+	size_t lo = 0, hi = m ? m->n : 0;
 
-	if (!m || !m->n)
-		return NULL;
-	e = bsearch(&key, m->v, m->n, sizeof(m->v[0]), cmp_ino);
-	return e ? e->path : NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v = m->v[m->by_ino[mid]].ino;
+
+		if (v == ino)
+			return entry_path(m, m->by_ino[mid], m->path);
+		if (v < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 uint64_t thps_cgroup_map_ino(const struct thps_cgroup_map *m, const char *path)
 {
+	char buf[PATH_MAX];
+
 	for (size_t i = 0; m && i < m->n; i++)
-		if (strcmp(m->v[i].path, path) == 0)
+		if (strcmp(entry_path(m, (uint32_t)i, buf), path) == 0)
 			return m->v[i].ino;
 	return 0;
 }
@@ -198,9 +253,9 @@ void thps_cgroup_map_free(struct thps_cgroup_map *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->n; i++)
-		free(m->v[i].path);
 	free(m->v);
+	free(m->by_ino);
+	free(m->names);
 	free(m);
 }
 

@@ -28,8 +28,9 @@ int thps_cgroups_discover(struct thps_ctx *ctx, struct thps_cgroup_map **ret);
  * inode to its path relative to root ("/" for root itself). Returns 0 or -errno. */
 int thps_cgroup_map_build(const char *root, unsigned max_depth, struct thps_cgroup_map **ret);
 
-/* The path of the cgroup with inode ino, or NULL if it is not in the tree. */
-const char *thps_cgroup_map_path(const struct thps_cgroup_map *m, uint64_t ino);
+/* The path of the cgroup with inode ino, or NULL if it is not in the tree. The map stores
+ * names, not paths: the answer lives in the map and is valid until the next call. */
+const char *thps_cgroup_map_path(struct thps_cgroup_map *m, uint64_t ino);
 /* The inode of the cgroup at path (relative to the mount), or 0 if not in the tree. */
 uint64_t thps_cgroup_map_ino(const struct thps_cgroup_map *m, const char *path);
 size_t thps_cgroup_map_size(const struct thps_cgroup_map *m);

@@ -1,11 +1,14 @@
 /* thpshrink probe: what this kernel lets thpshrink do, and what follows for the operator. */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "alive.h"
 #include "cli.h"
+#include "fileio.h"
 #include "log.h"
 #include "probe.h"
 
@@ -13,13 +16,37 @@ static void probe_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: thpshrink probe [--json] [--write-test]\n\n"
+	    "Usage: thpshrink probe [--json] [--write-test]\n"
+	    "       thpshrink probe --daemon-alive [--state-dir DIR] [--max-age SECONDS]\n\n"
 	    "Reports the kernel's THP and cgroup capabilities and what follows for thpshrink.\n\n"
 	    "  --json        machine-readable output (schemas/probe.schema.json)\n"
 	    "  --write-test  decide memory.reclaim's swappiness= key by writing\n"
 	    "                '0 swappiness=60' (asks for nothing) to the v2 root's\n"
 	    "                memory.reclaim; without it the answer is inferred from the\n"
-	    "                kernel version. For test VMs and hosts you own.\n");
+	    "                kernel version. For test VMs and hosts you own.\n"
+	    "  --daemon-alive  instead: exit 0 if thpshrinkd's loop is alive, i.e. it rewrote\n"
+	    "                DIR/status.json (default " RUNSTATEDIR "/thpshrink) within SECONDS\n"
+	    "                (default %d; it does every %d s), else 1. A liveness probe\n"
+	    "                that needs no connection to the daemon.\n",
+	    THPS_ALIVE_MAX_AGE_DEFAULT, THPS_HEARTBEAT_SEC);
+}
+
+static int daemon_alive(const char *state_dir, uint64_t max_age)
+{
+	uint64_t age;
+	int r = thps_status_age(state_dir, &age);
+
+	if (r < 0) {
+		log_error_errno(r, "thpshrinkd is not alive: cannot stat '%s/status.json': %m", state_dir);
+		return 1;
+	}
+	if (age > max_age) {
+		log_error("thpshrinkd is not alive: '%s/status.json' was last written %" PRIu64
+			  " s ago (more than %" PRIu64 " s)", state_dir, age, max_age);
+		return 1;
+	}
+	printf("thpshrinkd alive: '%s/status.json' written %" PRIu64 " s ago\n", state_dir, age);
+	return 0;
 }
 
 int thps_cli_probe(int argc, char **argv)
@@ -27,13 +54,18 @@ int thps_cli_probe(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"write-test", no_argument, NULL, 'w'},
+	    {"daemon-alive", no_argument, NULL, 'a'},
+	    {"state-dir", required_argument, NULL, 's'},
+	    {"max-age", required_argument, NULL, 'm'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
 	struct thps_probe *p;
 	struct thps_ctx ctx;
 	unsigned flags = 0;
-	bool json = false;
+	const char *state_dir = RUNSTATEDIR "/thpshrink";
+	uint64_t max_age = THPS_ALIVE_MAX_AGE_DEFAULT;
+	bool json = false, alive = false;
 	int c, r;
 
 	optind = 1;
@@ -44,6 +76,18 @@ int thps_cli_probe(int argc, char **argv)
 			break;
 		case 'w':
 			flags |= THPS_PROBE_WRITE_TEST;
+			break;
+		case 'a':
+			alive = true;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'm':
+			if (parse_u64(optarg, &max_age) < 0 || max_age == 0) {
+				log_error("probe: --max-age '%s': expected whole seconds, at least 1", optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			probe_usage(stdout);
@@ -57,6 +101,8 @@ int thps_cli_probe(int argc, char **argv)
 		log_error("probe: unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
+	if (alive)
+		return daemon_alive(state_dir, max_age);
 	thps_ctx_init(&ctx);
 	p = malloc(sizeof(*p));
 	if (!p) {

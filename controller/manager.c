@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "actuator.h"
+#include "alive.h"
 #include "cgroups.h"
 #include "daemon-glue.h"
 #include "engine.h"
@@ -72,6 +73,7 @@ struct manager {
 	struct thps_registration_list regs; /* containers the OCI hook registered */
 	int regs_fd;                        /* inotify on the registrations dir, -1 if none */
 	sd_event_source *regs_src, *regs_gc;
+	sd_event_source *heartbeat_timer;
 
 	struct dglue_caps caps;
 	bool observe_only;
@@ -224,7 +226,8 @@ static int write_status(struct manager *m)
 	return write_file_atomic(path, dup, strlen(dup), 0644);
 }
 
-/* Tells 'thpshrink probe --daemon-alive' that the loop runs, without a pass. */
+/* Tells 'thpshrink probe --daemon-alive' (status.json's mtime) that the loop runs, also
+ * while a long pass is on the scan thread and when passes are deferred. */
 static void heartbeat(struct manager *m)
 {
 	struct timespec ts;
@@ -235,6 +238,15 @@ static void heartbeat(struct manager *m)
 	r = write_status(m);
 	if (r < 0)
 		log_warning_errno(r, "Failed to write '%s/status.json', ignoring: %m", m->o.state_dir);
+}
+
+static int on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)usec;
+	heartbeat(userdata);
+	(void)sd_event_source_set_time_relative(s, THPS_HEARTBEAT_SEC * 1000000ULL);
+	(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
 }
 
 static const struct crecord *record_find(const struct manager *m, const char *path)
@@ -993,6 +1005,12 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	(void)sd_event_source_set_description(m->debounce, "exec-debounce");
 	(void)sd_event_source_set_enabled(m->debounce, SD_EVENT_OFF);
 
+	r = sd_event_add_time_relative(m->event, &m->heartbeat_timer, CLOCK_MONOTONIC,
+				       THPS_HEARTBEAT_SEC * 1000000ULL, 0, on_heartbeat, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to add the heartbeat timer: %m");
+	(void)sd_event_source_set_description(m->heartbeat_timer, "heartbeat");
+
 	r = sd_event_set_watchdog(m->event, true);
 	if (r > 0)
 		log_info("Watchdog enabled");
@@ -1046,6 +1064,7 @@ void manager_free(struct manager *m)
 		close(m->proc_fd);
 	sd_event_source_unref(m->regs_src);
 	sd_event_source_unref(m->regs_gc);
+	sd_event_source_unref(m->heartbeat_timer);
 	if (m->regs_fd >= 0)
 		close(m->regs_fd);
 	thps_registration_list_free(&m->regs);
