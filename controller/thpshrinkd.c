@@ -104,8 +104,8 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 			o->scan_cpu_percent = (unsigned)v;
 			break;
 		case O_MAXCG:
-			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 100000) {
-				log_error("--metrics-max-cgroups '%s': expected a whole number from 1 to 100000", optarg);
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 2000) {
+				log_error("--metrics-max-cgroups '%s': expected a whole number from 1 to 2000", optarg);
 				return -EINVAL;
 			}
 			o->metrics_max_cgroups = (size_t)v;

@@ -34,6 +34,11 @@
 #                            THP mode after every scenario, and kills its cgroups' processes)
 #   vm_uptime                seconds since boot (for timings)
 #   vm_mib BYTES             BYTES in MiB, one decimal
+# Checking with the host's tools:
+#   vm_export NAME FILE      sends FILE to the host (gzip + base64 on the console); run-vm.sh then
+#                            checks it by its name's extension (check-exports.sh: .prom with
+#                            promtool check metrics, .json with python3's json) and reports
+#                            <scenario>.export.NAME
 CG_ROOT=/sys/fs/cgroup
 THP_SYS=/sys/kernel/mm/transparent_hugepage
 
@@ -52,6 +57,9 @@ vm_check() { # NAME DETAIL CMD...
 vm_has() { printf '%s\n' "$1" | grep -q -- "$2"; }
 
 vm_uptime() { cut -d' ' -f1 /proc/uptime; }
+vm_export() { # NAME FILE
+	gzip -c "$2" | base64 | while read -r _l; do echo "THPS-FILE $VM_SCENARIO.$1 $_l"; done
+}
 vm_mib() { awk -v b="$1" 'BEGIN{printf "%.1f", b/1048576}'; }
 
 vm_cgpath() { case $1 in /*) echo "$1" ;; *) echo "$CG_ROOT/$1" ;; esac; }

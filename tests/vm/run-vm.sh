@@ -9,7 +9,8 @@
 #   THPS_VM_TIMEOUT (hard limit per boot, seconds, default 1200), THPS_VM_APPEND (extra cmdline),
 #   THPS_VM_SCENARIOS (glob of scenario names to include, default "*"), THPS_VM_TCG_THREAD
 #   (single or multi, default single),
-#   THPS_VM_OUTDIR (where the result and log go, default $builddir/tests/vm/results).
+#   THPS_VM_OUTDIR (where the result and log go, default $builddir/tests/vm/results),
+#   THPS_VM_MEM (guest memory, default 3G: 55-trust holds 1,000 THPs at once).
 #
 # KVM is never used: on this project's machines /dev/kvm exists but KVM pauses with an internal
 # error (see README), and TCG with -cpu max gives the guest every instruction the binaries need.
@@ -84,7 +85,7 @@ t0=$(date +%s.%N)
 # other was live-patching (jump labels, flipped e.g. when crun attaches and detaches its device
 # BPF program), and the guest died with "Oops: int3" in get_page_from_freelist (once in ~6
 # CI runs). Same speed on this 2-core host (k612: 149 s vs 144 s).
-timeout -k 10 "${THPS_VM_TIMEOUT:-1200}" qemu-system-x86_64 -accel "tcg,thread=${THPS_VM_TCG_THREAD:-single}" -cpu max -m 2G -smp 2 \
+timeout -k 10 "${THPS_VM_TIMEOUT:-1200}" qemu-system-x86_64 -accel "tcg,thread=${THPS_VM_TCG_THREAD:-single}" -cpu max -m "${THPS_VM_MEM:-3G}" -smp 2 \
 	-nographic -no-reboot -nodefaults -serial stdio -kernel "$image" -initrd "$stage/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=always thps.kernel=$KERNEL ${THPS_VM_APPEND:-}" \
 	</dev/null 2>&1 | tr -d '\r' > "$log"
@@ -94,6 +95,8 @@ wall=$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")
 
 # qemu's status says nothing about the tests: judge by the result lines and the end marker.
 grep -a -o 'RESULT \(PASS\|FAIL\|SKIP\) .*' "$log" | sed 's/^RESULT //' >> "$result"
+# Files the scenarios exported (vm_export), checked with the host's tools.
+"$here/check-exports.sh" "$log" "$outdir/$KERNEL.exports" >> "$result"
 if ! grep -a -q '^THPS-VM-DONE' "$log"; then
 	reason="no end marker (qemu rc=$qrc$([ "$qrc" = 124 ] && echo ", hard timeout ${THPS_VM_TIMEOUT:-1200}s"))"
 	# the guest kernel's own last word, if it died
