@@ -23,7 +23,8 @@
 #                            thpshrinkd DPID, checks its exit status is 0
 # thpshrinkd's endpoint on 127.0.0.1:$PORT:
 #   vm_metrics               the /metrics text
-#   vm_metric NAME LABELS    the sum of NAME's series whose labels contain LABELS (0 if none)
+#   vm_metric NAME LABELS... the sum of NAME's series whose labels contain every LABELS fragment
+#                            (0 if none); fragments hold no spaces
 # Reading the kernel:
 #   vm_mem_current CG        memory.current in bytes
 #   vm_memstat CG KEY        a memory.stat value ("n/a" if absent)
@@ -115,8 +116,11 @@ vm_bloat_stop() { # [PID]
 # thpshrinkd on loopback port $PORT: its /metrics, and the sum of the series of NAME whose
 # labels contain LABELS (0 if none).
 vm_metrics() { wget -q -O - "http://127.0.0.1:$PORT/metrics" 2>/dev/null; }
-vm_metric() { # NAME LABELS
-	vm_metrics | awk -v n="$1" -v c="$2" 'index($0, n "{") == 1 && index($0, c) { v += $NF } END { print v + 0 }'
+vm_metric() { # NAME LABELS [LABELS...]: series whose labels contain every LABELS fragment
+	_mn=$1; shift
+	vm_metrics | awk -v n="$_mn" -v cs="$*" 'BEGIN { k = split(cs, c, " ") }
+		index($0, n "{") == 1 { for (i = 1; i <= k; i++) if (!index($0, c[i])) next; v += $NF }
+		END { print v + 0 }'
 }
 # The end of a scenario with one workload and thpshrinkd: the data checked, SIGTERM answered
 # with exit status 0.

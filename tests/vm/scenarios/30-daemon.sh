@@ -136,7 +136,7 @@ vm_check observe-untouched "memory.current $(vm_mib $OBS_MEM0) -> $(vm_mib $OBS_
 # (its THPs are split by now; its THP series were in the passes before).
 metrics >$D/m
 ok=no; grep -q 'thpshrink_cgroup_thps{cgroup="/thps-obs"' $D/m &&
-	grep -q 'thpshrink_given_back_bytes_total{cgroup="/thps-enf",action="reclaim"}' $D/m && ok=yes
+	grep -q 'thpshrink_given_back_bytes_total{cgroup="/thps-enf",inode="[0-9]*",action="reclaim"}' $D/m && ok=yes
 vm_check metrics-both "both cgroups in /metrics ($(wc -l <$D/m) lines)" [ $ok = yes ]
 vm_check observe-decisions "observe actions recorded for /thps-obs" [ "$(metric thpshrink_actions_total /thps-obs)" -gt 0 ]
 

@@ -41,7 +41,7 @@ while [ $i -lt 900 ]; do
 	sleep 0.1; i=$((i + 1))
 done
 T1=$(vm_uptime)
-split=$(vm_metric thpshrink_actions_total 'cgroup="/rc-work",action="split"')
+split=$(vm_metric thpshrink_actions_total 'cgroup="/rc-work",' 'action="split"')
 vm_check counted "thpshrink_recollapsed_thps_total=$rc after $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s, $split split actions" \
 	[ "$rc" -gt 0 ]
 line=$(grep -m1 "khugepaged re-collapsed" $D/daemon.log)
@@ -58,7 +58,7 @@ i=0
 until [ "$(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ] || [ $i -gt 300 ]; do
 	sleep 0.1; i=$((i + 1))
 done
-vm_check backs-off "noeffect_backoff decisions $(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"'), split actions $(vm_metric thpshrink_actions_total 'cgroup="/rc-work",action="split"')" \
+vm_check backs-off "noeffect_backoff decisions $(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"'), split actions $(vm_metric thpshrink_actions_total 'cgroup="/rc-work",' 'action="split"')" \
 	[ "$(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ]
 vm_finish_bloat_and_daemon $DPID
 grep -E "cgroup '/rc-work'" $D/daemon.log | tail -6 | sed 's/^/# /'

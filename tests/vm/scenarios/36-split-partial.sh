@@ -37,7 +37,7 @@ T0=$(vm_uptime)
 given=0 pb=1 i=0
 while [ $i -lt 300 ]; do
 	given=$(vm_metric thpshrink_given_back_bytes_total 'cgroup="/sp-work"')
-	pb=$(vm_metrics | grep -c '^thpshrink_cgroup_partially_mapped_bytes{cgroup="/sp-work"} [1-9]')
+	pb=$(vm_metrics | grep -c '^thpshrink_cgroup_partially_mapped_bytes{cgroup="/sp-work",inode="[0-9]*"} [1-9]')
 	[ $((given * 10)) -ge $((unmapped * 9)) ] && [ "$pb" = 0 ] && break
 	sleep 0.1; i=$((i + 1))
 done
