@@ -28,6 +28,7 @@ fi
 case "$KERNEL" in
 k612) suite=trixie ;;
 k61) suite=bookworm ;;
+k73) suite=trixie-backports ;; # Debian's newest (7.3 when 70-node ran on it): from the cache
 *) echo "fetch-kernel: unknown kernel '$KERNEL': expected k612, k61 or rfc" >&2; exit 2 ;;
 esac
 
