@@ -2,14 +2,16 @@
 # install-deps.sh build|test — installs what thpshrink needs from Debian 12's packages.
 #   build: compiler, autotools and the libraries thpshrink links.
 #   test:  build + what the test suites use (Check, python3-jsonschema, qemu and busybox for
-#          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing).
+#          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing;
+#          memcached, golang, a JDK, Node.js and gnuplot for the node scenario 70-node).
 set -eu
 what=${1:-build}
 BUILD="build-essential autoconf automake libtool pkg-config libcgroup-dev libjson-c-dev
        libmnl-dev libsystemd-dev libmicrohttpd-dev check"
 TEST="python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
       prometheus crun redis-server redis-tools clang libclang-rt-14-dev valgrind curl
-      ca-certificates procps iproute2 kmod file"
+      ca-certificates procps iproute2 kmod file memcached golang-go default-jdk-headless nodejs
+      gnuplot-nox"
 case "$what" in
 build) pkgs=$BUILD ;;
 test) pkgs="$BUILD $TEST" ;;
@@ -31,6 +33,6 @@ if [ -n "$missing" ]; then
 fi
 # prometheus' package starts a server on :9090; the tests run their own on loopback.
 if [ "$what" = test ] && command -v systemctl >/dev/null 2>&1; then
-	systemctl disable --now prometheus prometheus-node-exporter redis-server >/dev/null 2>&1 || true
+	systemctl disable --now prometheus prometheus-node-exporter redis-server memcached >/dev/null 2>&1 || true
 fi
 echo "install-deps.sh: $what dependencies present"

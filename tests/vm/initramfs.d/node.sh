@@ -48,7 +48,7 @@ if [ $_node_want = yes ]; then
 	} > "$_n/env"
 	# The JVM's configuration lives in /etc (its jvm.cfg links there): a copy, not a share.
 	_jc=$(readlink -f "$(dirname "$(readlink -f "$(command -v java 2>/dev/null || echo /nonexistent)")")/../lib/jvm.cfg" 2>/dev/null)
-	[ -n "$_jc" ] && [ -e "$_jc" ] && { mkdir -p "$_n/etc$(dirname "$_jc")"; cp -a "$(dirname "$_jc")/." "$_n/etc$(dirname "$_jc")/"; }
+	[ -n "$_jc" ] && [ -e "$_jc" ] && { mkdir -p "$_n$(dirname "$_jc")"; cp -a "$(dirname "$_jc")/." "$_n$(dirname "$_jc")/"; }
 	[ -e /etc/ld.so.cache ] && cp /etc/ld.so.cache "$_n/etc/"
 	if _m=$("$here/fetch-9p-modules.sh" "$KERNEL" 2>> "$outdir/$KERNEL.fetch.log"); then
 		cp "$_m"/*.ko "$_n/9p/"
