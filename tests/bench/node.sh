@@ -36,20 +36,20 @@ echo "$figs" | awk -v k="$k" -v scale="$scale" '
 	function r(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
 	END {
 		printf "Node scenario on %s (scale %d), memory.current at steady state, MiB (anon in parentheses)\n\n", k, scale
-		printf "| service | THP never | THP always | always + thpshrinkd | %% of never (anon) | THPs always → thpshrinkd (low-util left) | throughput never / thpshrinkd vs always | data |\n"
+		printf "| service | THP never | THP always | always + thpshrinkd | %% of never (anon) | THPs always → thpshrinkd (low-util left) | throughput vs always: never, thpshrinkd (per calibration) | data |\n"
 		printf "| --- | ---: | ---: | ---: | ---: | --- | --- | --- |\n"
 		n = split("redis memcached python go jvm nodejs node", s, " ")
 		for (i = 1; i <= n; i++) {
 			x = s[i]
 			d = v["never", x, "data"] " " v["always", x, "data"] " " v["thpsd", x, "data"]
 			ok = (x == "node") ? "" : (d == "ok ok ok" ? "ok ×3" : "FAIL (" d ")")
-			printf "| %s | %s (%s) | %s (%s) | %s (%s) | %.1f %% (%.1f %%) | %d → %d (%s) | %s / %s | %s |\n", x,
+			printf "| %s | %s (%s) | %s (%s) | %s (%s) | %.1f %% (%.1f %%) | %d → %d (%s) | %s, %s | %s |\n", x,
 				mib(v["never", x, "mc"]), mib(v["never", x, "anon"]), mib(v["always", x, "mc"]), mib(v["always", x, "anon"]),
 				mib(v["thpsd", x, "mc"]), mib(v["thpsd", x, "anon"]), 100 * v["thpsd", x, "mc"] / v["never", x, "mc"], 100 * v["thpsd", x, "anon"] / v["never", x, "anon"],
 				v["always", x, "thps"], v["thpsd", x, "thps"], x == "node" ? "-" : v["thpsd", x, "lowutil_thps"] + 0,
-				x == "node" ? "-" : r(v["never", x, "rate"], v["always", x, "rate"]), x == "node" ? "-" : r(v["thpsd", x, "rate"], v["always", x, "rate"]), ok
+				x == "node" ? "-" : r(v["never", x, "rate"], v["always", x, "rate"]), x == "node" ? "-" : r(v["thpsd", x, "rate"], v["always", x, "rate"]) " (" r(v["thpsd", x, "norm"], v["always", x, "norm"]) ")", ok
 		}
-		printf "\nTHPs: memory.stat anon_thp / 2 MiB; low-util left: THPs at <= 40 %% used (buckets 0..3) per thpshrink report. Throughput: requests/s of the service'"'"'s own load generator relative to THP always'"'"'s (under TCG: a collapse guard, not a performance figure).\n"
+		printf "\nTHPs: memory.stat anon_thp / 2 MiB; low-util left: THPs at <= 40 %% used (buckets 0..3) per thpshrink report. Throughput: requests/s of the service'"'"'s own load generator, best of 2, relative to THP always'"'"'s; in parentheses per unit of a calibration loop run just before each (TCG'"'"'s speed follows the host'"'"'s load; a collapse guard, not a performance figure).\n"
 		printf "\nTHP always alone: node at %.1f %% of THP never. thpshrinkd: %s %% of one vCPU over %s s, RSS %s MiB (peak %s MiB), gave back %s MiB.\n",
 			100 * v["always", "node", "mc"] / v["never", "node", "mc"], v["thpsd", "-", "daemon_cpu_pct"], v["thpsd", "-", "daemon_secs"],
 			mib(v["thpsd", "-", "daemon_rss"]), mib(v["thpsd", "-", "daemon_hwm"]), mib(v["thpsd", "-", "daemon_given_back"])

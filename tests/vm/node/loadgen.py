@@ -1,5 +1,6 @@
 # loadgen.py KIND PORT PHASE [ARGS]: the load generator of one service of scenarios/70-node.sh.
-# KIND: line (pysvc.py, nodesvc.js, Svc.java), http (gosvc), memcached.
+# KIND: line (pysvc.py, nodesvc.js, Svc.java), http (gosvc), memcached; calib (PORT unused,
+# phase bench only: a pure-Python loop, the machine's speed at that moment).
 # PHASE:
 #   fill GENS N S   line/http: per generation, grow N records of ~S bytes, then keep every 4th;
 #                   memcached: N values of S bytes (every 4th kept, the others deleted or set
@@ -117,6 +118,13 @@ try:
                 else:
                     gone += 1
             out["kept"] = good; out["gone"] = gone
+    elif kind == "calib" and phase == "bench":
+        # the machine's speed right now (TCG follows the host's load): a pure-Python loop
+        ops = 0
+        while time.time() - t0 < args[0]:
+            sum(i * i for i in range(1000))
+            ops += 1
+        out["ops"] = ops
     else:
         raise RuntimeError("unknown kind " + kind)
     dt = time.time() - t0
