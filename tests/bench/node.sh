@@ -64,7 +64,7 @@ set output "$out/node.png"
 set title "Node (Redis, memcached, Python, Go, JVM, Node.js) on $k: sum of memory.current"
 set xlabel "seconds since the services started"
 set ylabel "MiB"
-set key left top
+set key right bottom
 set grid
 plot "< awk '\$1==\"never\"' $out/memory.dat" using 2:3 with lines lw 2 title "THP never", \
      "< awk '\$1==\"always\"' $out/memory.dat" using 2:3 with lines lw 2 title "THP always", \

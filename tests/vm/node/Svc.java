@@ -1,5 +1,5 @@
 // Svc PORT THREADS: a JVM service (G1, a few hundred threads) for scenarios/70-node.sh; the same
-// line protocol as pysvc.py: grow G N S, shrink G M, work N, check. "work N" fans N requests out
+// line protocol as pysvc.py: grow G N S, shrink G M, work N, gc, check. "work N" fans N requests out
 // over the pool of THREADS threads (all started at once), each building and hashing garbage.
 import java.io.*;
 import java.net.*;
@@ -53,6 +53,7 @@ public class Svc {
             for (Future<String> f : fs) sb.append(f.get());
             return "ok " + Integer.toHexString(sb.toString().hashCode());
         }
+        case "gc": System.gc(); return "ok gc";
         case "check": {
             int cnt = 0; String bad = null;
             for (Map.Entry<Integer, ConcurrentHashMap<Integer, Rec>> e : recs.entrySet())

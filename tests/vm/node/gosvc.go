@@ -1,6 +1,7 @@
 // gosvc: a Go HTTP service with an allocating handler (Go's GC) for scenarios/70-node.sh, built
 // at test time with Debian's golang (CGO_ENABLED=0: static, runs in the initramfs). The same
-// operations as pysvc.py over HTTP: /grow?g=G&n=N&s=S, /shrink?g=G&m=M, /work?n=N, /check.
+// operations as pysvc.py over HTTP: /grow?g=G&n=N&s=S, /shrink?g=G&m=M, /work?n=N, /gc
+// (runtime.GC and debug.FreeOSMemory), /check.
 // Usage: gosvc PORT
 package main
 
@@ -11,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,6 +85,11 @@ func main() {
 			h.Write(b)
 		}
 		fmt.Fprintf(w, "ok %x\n", h.Sum(nil)[:6])
+	})
+	http.HandleFunc("/gc", func(w http.ResponseWriter, r *http.Request) {
+		runtime.GC()
+		debug.FreeOSMemory()
+		fmt.Fprintf(w, "ok gc\n")
 	})
 	http.HandleFunc("/check", func(w http.ResponseWriter, r *http.Request) {
 		cnt, bad := 0, ""

@@ -7,6 +7,8 @@
 #                   to expire after 2 s), then waits for the expiry
 #   bench SECS      requests for SECS seconds (line/http: work 20 + grow/shrink of a scratch
 #                   generation; memcached: set+get pairs); prints ops/s
+#   gc              line/http: a full collection in the service (Python gc.collect, Go runtime.GC +
+#                   debug.FreeOSMemory, System.gc, V8's gc)
 #   check           line/http: the service's own check; memcached: every kept value, every
 #                   deleted or expired key gone
 # Prints one line: "LG KIND PHASE ok|bad key=value..." and exits 0 on ok.
@@ -31,7 +33,7 @@ class Http:
     def __init__(self):
         self.c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     def __call__(self, op, *a):
-        names = {"grow": "gns", "shrink": "gm", "work": "n", "check": ""}[op]
+        names = {"grow": "gns", "shrink": "gm", "work": "n", "check": "", "gc": ""}[op]
         self.c.request("GET", "/%s?%s" % (op, "&".join("%s=%s" % kv for kv in zip(names, a))))
         r = self.c.getresponse().read().decode().strip()
         if not r.startswith("ok"):
@@ -86,6 +88,8 @@ try:
             out["ops"] = ops
         elif phase == "check":
             out["service"] = c("check").replace(" ", "=", 1)
+        elif phase == "gc":
+            out["service"] = c("gc").replace(" ", "=", 1)
     elif kind == "memcached":
         c = Memc()
         if phase == "fill":

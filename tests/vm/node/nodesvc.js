@@ -1,5 +1,5 @@
 // nodesvc.js PORT: a Node.js service (V8 heap churn) for scenarios/70-node.sh; the same line
-// protocol as pysvc.py: grow G N S, shrink G M, work N, check.
+// protocol as pysvc.py: grow G N S, shrink G M, work N, gc (needs --expose-gc), check.
 'use strict';
 const net = require('net');
 const crypto = require('crypto');
@@ -36,6 +36,7 @@ function cmd(a) {
     return 'ok ' + gone;
   }
   case 'work': return 'ok ' + work(+a[1]);
+  case 'gc': if (global.gc) { global.gc(); return 'ok gc'; } return 'bad run node with --expose-gc';
   case 'check': {
     let cnt = 0, bad = null;
     for (const [g, d] of recs) for (const [i, v] of d) {

@@ -3,8 +3,9 @@
 #   grow G N S   N records of generation G (a dict of small strings, ints and a list; ~S bytes)
 #   shrink G M   drops the records of G whose index is not a multiple of M
 #   work N       N requests: build a temporary dict/list structure, serialize, hash it
+#   gc           a full collection (the steady state the scenario measures)
 #   check        every kept record equals its recomputation: "ok COUNT" or "bad DETAIL"
-import hashlib, json, socketserver, sys
+import gc, hashlib, json, socketserver, sys
 
 recs = {}
 
@@ -41,6 +42,8 @@ class H(socketserver.StreamRequestHandler):
                     for i in gone:
                         del d[i]
                     r = "ok %d" % len(gone)
+                elif c == "gc":
+                    r = "ok %d" % gc.collect()
                 elif c == "work":
                     r = "ok " + work(int(a[1]))
                 elif c == "check":

@@ -18,7 +18,9 @@
 #   nodejs     V8 heap churn, the same requests
 # Per configuration: start all, fill all at once, settle, benchmark each (its own load
 # generator, BENCH s, twice, each after a calibration loop), settle, measure (memory.current, anon, file, anon_thp; thpshrink report
-# for the low-util THPs), check every service's data. khugepaged runs fast (100 ms, 16,384
+# for the low-util THPs), check every service's data. Before the second settle, each garbage-
+# collected service runs a full collection (the collectors' timing otherwise moves their
+# heaps by more than THP does). khugepaged runs fast (100 ms, 16,384
 # pages) in all three, the same history compressed. The page cache is dropped before each (the
 # services' file pages are charged to whichever cgroup reads them first).
 # Checks: every data check; the node's footprint (sum of the services' memory.current) with
@@ -113,7 +115,7 @@ svc_start() { # NAME
 		--unixsocket /tmp/redis.sock --save "''" --appendonly no --disable-thp no --logfile /tmp/redis.log ;;
 	memcached) in_cg $_cg $BIN_MEMCACHED -p 11211 -l 127.0.0.1 -U 0 -m 256 -t 2 -u nobody ;;
 	python) in_cg $_cg $BIN_PYTHON3 /tmp/node/pysvc.py 17001 ;;
-	nodejs) in_cg $_cg $BIN_NODE /tmp/node/nodesvc.js 17002 ;;
+	nodejs) in_cg $_cg $BIN_NODE --expose-gc /tmp/node/nodesvc.js 17002 ;;
 	jvm) in_cg $_cg $BIN_JAVA -XX:+UseG1GC -Xmx$((64 * SCALE + 32))m -Xss512k -cp /tmp/node Svc 17003 300 ;;
 	go) in_cg $_cg /tmp/node/gosvc 17004 ;;
 	esac > $W/$1.out 2>&1 &
@@ -230,6 +232,12 @@ run_config() { # CONF
 			eval "rate_${conf}_$v=\$(awk -v a=\$rate_${conf}_$v -v b=${r:-0} 'BEGIN { print (b > a ? b : a) }')"
 			eval "norm_${conf}_$v=\$(awk -v a=\$norm_${conf}_$v -v r=${r:-0} -v c=${c:-0} 'BEGIN { n = c > 0 ? r / c : 0; print (n > a ? n : a) }')"
 		done
+	done
+	# A full collection in each garbage-collected service, in every configuration: their heaps
+	# otherwise differ by tens of MiB with the collectors' timing (V8 and G1: +-20 MiB between
+	# two runs of the same configuration), more than THP makes
+	for v in python go jvm nodejs; do
+		echo "# $conf gc $v: $(lg $(kind_of $v) $(port_of $v) gc)"
 	done
 	sleep $SETTLE
 	# steady state
