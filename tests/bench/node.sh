@@ -49,7 +49,17 @@ echo "$figs" | awk -v k="$k" -v scale="$scale" '
 				v["always", x, "thps"], v["thpsd", x, "thps"], x == "node" ? "-" : v["thpsd", x, "lowutil_thps"] + 0,
 				x == "node" ? "-" : r(v["never", x, "rate"], v["always", x, "rate"]), x == "node" ? "-" : r(v["thpsd", x, "rate"], v["always", x, "rate"]) " (" r(v["thpsd", x, "norm"], v["always", x, "norm"]) ")", ok
 		}
-		printf "\nTHPs: memory.stat anon_thp / 2 MiB; low-util left: THPs at <= 40 %% used (buckets 0..3) per thpshrink report. Throughput: requests/s of the service'"'"'s own load generator, best of 2, relative to THP always'"'"'s; in parentheses per unit of a calibration loop run just before each (TCG'"'"'s speed follows the host'"'"'s load; a collapse guard, not a performance figure).\n"
+		printf "\nTHPs: memory.stat anon_thp / 2 MiB; low-util left: THPs at <= 40 %% used (buckets 0..3) per thpshrink report. Throughput: requests/s of the service'"'"'s own load generator, best of 3 (2 in the first runs), relative to THP always'"'"'s; in parentheses per unit of a calibration loop run just before each (TCG'"'"'s speed follows the host'"'"'s load; a collapse guard, not a performance figure).\n"
+		# the node without the services that had no THP in any configuration: their differences
+		# come from their own collectors, not from THP
+		split("never always thpsd", cf, " "); ex = ""
+		for (i = 1; i <= 6; i++) if (v["always", s[i], "thps"] + v["thpsd", s[i], "thps"] == 0) {
+			ex = ex " " s[i]; for (j = 1; j <= 3; j++) w[cf[j]] += v[cf[j], s[i], "mc"] }
+		if (ex != "")
+			printf "\nWithout%s (no THP in any configuration): THP never %s MiB, THP always %s MiB (%.1f %%), THP always + thpshrinkd %s MiB = %.1f %% of THP never.\n", ex,
+				mib(v["never", "node", "mc"] - w["never"]), mib(v["always", "node", "mc"] - w["always"]),
+				100 * (v["always", "node", "mc"] - w["always"]) / (v["never", "node", "mc"] - w["never"]),
+				mib(v["thpsd", "node", "mc"] - w["thpsd"]), 100 * (v["thpsd", "node", "mc"] - w["thpsd"]) / (v["never", "node", "mc"] - w["never"])
 		printf "\nTHP always alone: node at %.1f %% of THP never. thpshrinkd: %s %% of one vCPU over %s s, RSS %s MiB (peak %s MiB), gave back %s MiB.\n",
 			100 * v["always", "node", "mc"] / v["never", "node", "mc"], v["thpsd", "-", "daemon_cpu_pct"], v["thpsd", "-", "daemon_secs"],
 			mib(v["thpsd", "-", "daemon_rss"]), mib(v["thpsd", "-", "daemon_hwm"]), mib(v["thpsd", "-", "daemon_given_back"])

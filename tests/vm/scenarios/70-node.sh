@@ -17,7 +17,7 @@
 #   jvm        OpenJDK 17, G1, a pool of 300 threads, the same grow/thin/work requests
 #   nodejs     V8 heap churn, the same requests
 # Per configuration: start all, fill all at once, settle, benchmark each (its own load
-# generator, BENCH s, twice, each after a calibration loop), settle, measure (memory.current, anon, file, anon_thp; thpshrink report
+# generator, BENCH s, 3 times, each after a calibration loop), settle, measure (memory.current, anon, file, anon_thp; thpshrink report
 # for the low-util THPs), check every service's data. Before the second settle, each garbage-
 # collected service runs a full collection (the collectors' timing otherwise moves their
 # heaps by more than THP does). khugepaged runs fast (100 ms, 16,384
@@ -25,7 +25,7 @@
 # services' file pages are charged to whichever cgroup reads them first).
 # Checks: every data check; the node's footprint (sum of the services' memory.current) with
 # thpshrinkd within NODE_TOL % of THP never; each service's throughput >= 0.5 of THP always's
-# (a collapse guard under TCG: the best of 2, as is or per calibration loop); the node's anon
+# (a collapse guard under TCG: the best of 3, as is or per calibration loop); the node's anon
 # memory within 2 x NODE_TOL %; the daemon exits 0 on SIGTERM.
 # Figures: "# node-fig K=V ..." lines, and "# node-ts CONF SECS BYTES..." every 3 s (the plot);
 # tests/bench/node.sh makes the table and the plot of them.
@@ -49,6 +49,8 @@ SCALE=$(sed -n 's/.*thps\.node_scale=\([0-9]*\).*/\1/p' /proc/cmdline)
 SCALE=${SCALE:-1}
 BENCH=$(sed -n 's/.*thps\.node_bench=\([0-9]*\).*/\1/p' /proc/cmdline)
 BENCH=${BENCH:-3}
+ROUNDS=$(sed -n 's/.*thps\.node_rounds=\([0-9]*\).*/\1/p' /proc/cmdline)
+ROUNDS=${ROUNDS:-3}
 SETTLE=$(sed -n 's/.*thps\.node_settle=\([0-9]*\).*/\1/p' /proc/cmdline)
 SETTLE=${SETTLE:-20}
 NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
@@ -220,11 +222,11 @@ run_config() { # CONF
 	for v in $SVCS; do echo "# $conf fill $v: $(tr '\n' ' ' < $W/$v.fill)"; done
 	fig conf=$conf fill_secs=$(awk "BEGIN{print $(vm_uptime) - $_t}")
 	sleep $SETTLE
-	# Two rounds over the services; each bench right after a 1 s calibration loop (TCG's speed
+	# ROUNDS (3) rounds over the services; each bench right after a 1 s calibration loop (TCG's speed
 	# follows the host's load, by a factor of 2 between two minutes on a busy host): per service
 	# the best raw rate and the best rate per calibration unit.
 	for v in $SVCS; do eval "rate_${conf}_$v=0 norm_${conf}_$v=0"; done
-	for round in 1 2; do
+	for round in $(seq $ROUNDS); do
 		for v in $SVCS; do
 			c=$(lg calib 0 bench 1 | sed -n 's/.* rate=\([0-9.]*\).*/\1/p')
 			r=$(svc_bench $v)
@@ -300,7 +302,7 @@ vm_check node-anon "node anon: THP always + thpshrinkd $(vm_mib $anon_thpsd) MiB
 for v in $SVCS; do
 	a=$(eval echo \$rate_always_$v) d=$(eval echo \$rate_thpsd_$v) n=$(eval echo \$rate_never_$v)
 	an=$(eval echo \$norm_always_$v) dn=$(eval echo \$norm_thpsd_$v)
-	vm_check throughput.$v "$v requests/s (best of 2): never $n, always $a, always+thpshrinkd $d = $(ratio $d $a) of always, per calibration loop $(ratio $dn $an) (one >= 0.5: a collapse guard under TCG)" \
+	vm_check throughput.$v "$v requests/s (best of $ROUNDS): never $n, always $a, always+thpshrinkd $d = $(ratio $d $a) of always, per calibration loop $(ratio $dn $an) (one >= 0.5: a collapse guard under TCG)" \
 		awk -v a="$a" -v d="$d" -v an="$an" -v dn="$dn" 'BEGIN { exit !((a > 0 && d / a >= 0.5) || (an > 0 && dn / an >= 0.5)) }'
 	fig svc=$v footprint_pct=$(pct $(eval echo \$mc_thpsd_$v) $(eval echo \$mc_never_$v)) tput_vs_always=$(ratio $d $a) tput_norm_vs_always=$(ratio $dn $an)
 done
