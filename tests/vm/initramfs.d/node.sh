@@ -54,6 +54,8 @@ if [ $_node_want = yes ]; then
 		cp "$_m"/*.ko "$_n/9p/"
 		QEMU_EXTRA="${QEMU_EXTRA:-} -virtfs local,path=/usr,mount_tag=hostusr,security_model=none,readonly=on,multidevs=remap"
 		progs="$progs node(9p:/usr)"
+		# 70-node alone takes ~11 min under TCG here: a boot with it gets more time
+		: "${THPS_VM_TIMEOUT:=2100}"
 	else
 		echo "no 9p modules: $(tail -1 "$outdir/$KERNEL.fetch.log")" >> "$_n/missing"
 	fi

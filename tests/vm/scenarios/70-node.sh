@@ -30,7 +30,7 @@
 # Figures: "# node-fig K=V ..." lines, and "# node-ts CONF SECS BYTES..." every 3 s (the plot);
 # tests/bench/node.sh makes the table and the plot of them.
 # Size: thps.node_scale=N on the kernel command line (THPS_VM_APPEND), default 1 (CI).
-# vm-timeout: 1100
+# vm-timeout: 1500
 
 case $THPS_KERNEL in
 k612 | k73) ;;
