@@ -75,6 +75,15 @@ size_t dglue_policies_count(const struct dglue_policies *p)
 	return p && p->set ? p->set->n : 0;
 }
 
+unsigned dglue_policies_max_cut(const struct dglue_policies *p)
+{
+	unsigned cut = 0; /* the built-in default's */
+
+	for (size_t i = 0; i < dglue_policies_count(p); i++)
+		cut = MAX(cut, p->set->policies[i].lowutil_max_bucket);
+	return cut;
+}
+
 unsigned dglue_policies_max_split_cut(const struct dglue_policies *p)
 {
 	unsigned cut = 0;

@@ -281,6 +281,14 @@ static void scan_summary(struct out *o, const struct thps_scan *s)
 	put(o, "thpshrink_scan_shared_thps %" PRIu64 "\n", m->thps_shared);
 	family(o, "thpshrink_scan_read_bytes", "gauge", "Bytes of process memory the last scan read.");
 	put(o, "thpshrink_scan_read_bytes %" PRIu64 "\n", m->bytes_read);
+	family(o, "thpshrink_scan_folios", "gauge",
+	       "THPs the last scan counted, by how: read whole, refreshed (read until proven above the "
+	       "cut), or carried from the memo without a read.");
+	put(o, "thpshrink_scan_folios{how=\"read\"} %" PRIu64 "\n", m->folios_read);
+	put(o, "thpshrink_scan_folios{how=\"refreshed\"} %" PRIu64 "\n", m->folios_refreshed);
+	put(o, "thpshrink_scan_folios{how=\"memo\"} %" PRIu64 "\n", m->folios_memo);
+	family(o, "thpshrink_scan_read_cpu_seconds", "gauge", "CPU time the last scan spent reading THP contents.");
+	put(o, "thpshrink_scan_read_cpu_seconds %.6f\n", m->read_cpu_ns / 1e9);
 	family(o, "thpshrink_scan_processes", "gauge", "Processes the last scan walked.");
 	put(o, "thpshrink_scan_processes %" PRIu64 "\n", m->procs_scanned);
 	family(o, "thpshrink_scan_processes_skipped", "gauge",
@@ -412,6 +420,16 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 		put(&o, "\",policy=\"");
 		put_label(&o, in->containers[i].policy);
 		put(&o, "\"} 1\n");
+	}
+
+	if (in->memo_enabled) {
+		family(&o, "thpshrink_scan_memo_entries", "gauge", "THPs the scan memo holds a count of.");
+		put(&o, "thpshrink_scan_memo_entries %" PRIu64 "\n", in->memo_entries);
+		family(&o, "thpshrink_scan_memo_bytes", "gauge", "Memory of the scan memo's table.");
+		put(&o, "thpshrink_scan_memo_bytes %" PRIu64 "\n", in->memo_bytes);
+		family(&o, "thpshrink_scan_full_refresh_seconds", "gauge",
+		       "Time until the refresh rotation has re-read every THP in the memo, at its current pace.");
+		put(&o, "thpshrink_scan_full_refresh_seconds %.1f\n", in->memo_full_refresh_seconds);
 	}
 
 	if (in->scan) {

@@ -56,7 +56,12 @@ static inline uint64_t thps_vmstat_value(const struct thps_vmstat *v, size_t i)
 struct thps_scan_summary {
 	uint64_t procs_scanned;
 	uint64_t procs_skipped;    /* exited, changed or unreadable mid-scan: never fatal */
-	uint64_t thps_scanned;     /* distinct THPs whose contents were read */
+	uint64_t thps_scanned;     /* distinct THPs counted (read, or carried from the memo) */
+	uint64_t folios_read;      /* ... whose contents were read whole */
+	uint64_t folios_refreshed; /* ... read in the memo's refresh rotation (until proven above the cut) */
+	uint64_t folios_memo;      /* ... whose count was carried from the memo without a read */
+	uint64_t read_cpu_ns;      /* CPU spent reading contents (whole reads and refreshes) */
+	uint64_t refresh_cpu_ns;   /* ... of it, by the refresh rotation */
 	uint64_t thps_shared;      /* further mappings of an already counted THP (same PFN) */
 	uint64_t bytes_read;
 	uint64_t wall_ns;
@@ -75,6 +80,8 @@ struct thps_thp_range {
 	uint32_t utilized;
 };
 
+struct thps_memo; /* plugins/scanner/memo.h */
+
 struct thps_scan_opts {
 	pid_t pid;                  /* 0 = every process */
 	const char *cgroup;         /* NULL = every cgroup; else a path relative to the mount */
@@ -82,6 +89,12 @@ struct thps_scan_opts {
 	unsigned lowutil_max_bucket;/* low-util cut, default 0 (the RFC's bucket 0) */
 	bool record_ranges;         /* keep thps_thp_range for low-util THPs */
 	unsigned record_max_bucket; /* ... also up to this bucket (a policy's wider cut) */
+	/* The daemon's memo of what earlier passes read (memo.h); NULL: read every folio, exact
+	 * (the CLI). Counts at or below memo_exact_max_per512 (of 512 subpages, scaled to each
+	 * folio's size) are re-read every pass; memo_refresh_folios others get their turn. */
+	struct thps_memo *memo;
+	unsigned memo_exact_max_per512;
+	uint64_t memo_refresh_folios;
 };
 
 struct thps_scan {

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "folios.h"
 #include "kpageflags.h"
 #include "macro.h"
+#include "memo.h"
 #include "pagemap.h"
 #include "pfnset.h"
 #include "reader.h"
@@ -156,6 +158,72 @@ static void throttle(struct scanner *s)
 	s->scan->summary.throttled_ns += due - elapsed;
 }
 
+static int read_folio(struct scanner *s, uint64_t addr, uint64_t len, unsigned limit,
+		      unsigned *ret_utilized, uint64_t *ret_bytes)
+{
+	uint64_t cpu0;
+	int r;
+
+	throttle(s);
+	*ret_bytes = 0;
+	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (limit != UINT_MAX && s->hooks->count_until)
+		r = s->hooks->count_until(s->hooks->userdata, s->pid, addr, len, limit, ret_utilized, ret_bytes);
+	else
+		r = s->hooks->count(s->hooks->userdata, s->pid, addr, len, ret_utilized, ret_bytes);
+	s->scan->summary.bytes_read += *ret_bytes;
+	s->scan->summary.read_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	s->thps_read++;
+	return r;
+}
+
+/* The folio's utilized subpages: read, or from the memo when the daemon passed one (memo.h
+ * says which folios are read again). Returns 0 or the reader's -errno (the caller skips the
+ * process). */
+static int count_folio(struct scanner *s, uint64_t addr, uint64_t head, uint64_t len,
+		       unsigned *ret_utilized, uint64_t *ret_bytes)
+{
+	struct thps_scan_summary *sum = &s->scan->summary;
+	struct thps_memo_key k = { .pfn = head, .va = addr, .pid = s->pid, .starttime = s->starttime,
+				   .order = (unsigned)__builtin_ctzll(len / s->scan->geom.page_size) };
+	unsigned cached = 0, limit = UINT_MAX;
+	int r;
+
+	*ret_bytes = 0;
+	if (!s->opts->memo) {
+		sum->folios_read++;
+		return read_folio(s, addr, len, UINT_MAX, ret_utilized, ret_bytes);
+	}
+	switch (thps_memo_lookup(s->opts->memo, &k, &cached, &limit)) {
+	case THPS_MEMO_CARRY:
+		sum->folios_memo++;
+		*ret_utilized = cached;
+		return 0;
+	case THPS_MEMO_REFRESH: {
+		uint64_t cpu = sum->read_cpu_ns;
+
+		sum->folios_refreshed++;
+		r = read_folio(s, addr, len, limit, ret_utilized, ret_bytes);
+		sum->refresh_cpu_ns += sum->read_cpu_ns - cpu;
+		if (r < 0)
+			return r;
+		if (*ret_bytes < len) {
+			/* proven above the cut: the last exact count stands */
+			*ret_utilized = cached;
+			return thps_memo_store(s->opts->memo, &k, cached, false);
+		}
+		return thps_memo_store(s->opts->memo, &k, *ret_utilized, true);
+	}
+	case THPS_MEMO_READ:
+	default:
+		sum->folios_read++;
+		r = read_folio(s, addr, len, UINT_MAX, ret_utilized, ret_bytes);
+		if (r < 0)
+			return r;
+		return thps_memo_store(s->opts->memo, &k, *ret_utilized, true);
+	}
+}
+
 static int on_thp(void *ud, uint64_t addr, uint64_t head)
 {
 	struct scanner *s = ud;
@@ -174,10 +242,7 @@ static int on_thp(void *ud, uint64_t addr, uint64_t head)
 	}
 	if (!cgroup_of(s, head, &ino, &path))
 		return 0;
-	throttle(s);
-	r = s->hooks->count(s->hooks->userdata, s->pid, addr, g->thp_size, &utilized, &bytes);
-	s->scan->summary.bytes_read += bytes;
-	s->thps_read++;
+	r = count_folio(s, addr, head, g->thp_size, &utilized, &bytes);
 	if (r < 0)
 		return r; /* the process changed: the caller skips it */
 	/* when the set is full, THPs shared by processes may be counted twice: bounded memory
@@ -289,7 +354,7 @@ static int scan_pid(struct scanner *s, pid_t pid)
 
 	s->pid = pid;
 	s->starttime = 0;
-	if (s->opts->record_ranges) {
+	if (s->opts->record_ranges || s->opts->memo) {
 		r = thps_proc_starttime(&s->ctx, pid, &s->starttime);
 		if (r < 0) {
 			s->scan->summary.procs_skipped++;
@@ -347,6 +412,12 @@ static int default_count(void *ud, pid_t pid, uint64_t addr, uint64_t len, unsig
 	return thps_reader_count(ud, pid, addr, len, ret_utilized, ret_bytes);
 }
 
+static int default_count_until(void *ud, pid_t pid, uint64_t addr, uint64_t len, unsigned limit,
+			       unsigned *ret_utilized, uint64_t *ret_bytes)
+{
+	return thps_reader_count_until(ud, pid, addr, len, limit, ret_utilized, ret_bytes);
+}
+
 static void scanner_done(struct scanner *s)
 {
 	thps_cgroup_map_free(s->cgmap);
@@ -378,6 +449,7 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 		if (r < 0)
 			return r;
 		def.count = default_count;
+		def.count_until = default_count_until;
 		def.userdata = &reader;
 	}
 	s.hooks = &def;
@@ -407,12 +479,16 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 	if (r < 0)
 		goto out;
 
+	if (opts->memo)
+		thps_memo_pass_begin(opts->memo, opts->memo_exact_max_per512, opts->memo_refresh_folios);
 	r = opts->pid > 0 ? scan_pid(&s, opts->pid) : scan_all(&s);
 	if (r < 0)
 		goto out;
 	r = finish_partials(&s);
 	if (r < 0)
 		goto out;
+	if (opts->memo)
+		thps_memo_pass_end(opts->memo); /* only after a whole pass: it drops the unseen */
 	scan->summary.method = thps_pm_walker_method(&s.walker);
 	scan->summary.wall_ns += now_ns(CLOCK_MONOTONIC) - ts_ns(&s.t0);
 	scan->summary.cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;

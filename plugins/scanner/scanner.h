@@ -24,6 +24,9 @@ extern const struct thps_source_ops thps_source_scanner;
 struct thps_scanner_hooks {
 	int (*count)(void *userdata, pid_t pid, uint64_t addr, uint64_t len, unsigned *ret_utilized,
 		     uint64_t *ret_bytes);
+	/* the same, stopping once the count passes limit (reader.h); NULL: count whole */
+	int (*count_until)(void *userdata, pid_t pid, uint64_t addr, uint64_t len, unsigned limit,
+			   unsigned *ret_utilized, uint64_t *ret_bytes);
 	void *userdata;
 	int use_pagemap_scan; /* 0: pagemap reads only (for tests and the benchmark) */
 	/* 1: look every present PTE-mapped page up in kpageflags, not only those that can be in
