@@ -41,11 +41,11 @@ if probe; then
 	risk=false; [ "$mpn" -ge 511 ] && risk=true
 	expect recollapse-risk recollapse_risk "$risk"
 	# memory.reclaim's swappiness= arrived in 6.12: the write test says yes there, no on 6.1.
-	want=no; [ "$THPS_KERNEL" = k612 ] && want=yes
+	want=no; [ "$THPS_KCLASS" = upstream ] && want=yes
 	expect swappiness reclaim_swappiness "$want"
 	expect swappiness-tested reclaim_swappiness_tested true
-	case $THPS_KERNEL in
-	k612)
+	case $THPS_KCLASS in
+	upstream)
 		expect split-frees split_frees_zero_subpages true
 		expect split-kind split_kind upstream
 		expect no-thp-utilization have_thp_utilization false
@@ -65,7 +65,7 @@ if probe; then
 			expect underused-shrinker-409 underused_shrinker_active true
 		fi
 		;;
-	k61)
+	none)
 		expect split-frees-nothing split_frees_zero_subpages false
 		expect split-kind split_kind none
 		expect no-thp-utilization have_thp_utilization false
@@ -128,7 +128,7 @@ if probe; then
 		fi
 		;;
 	*)
-		vm_skip kernel "unknown THPS_KERNEL '$THPS_KERNEL'"
+		vm_skip kernel "unknown THPS_KCLASS '$THPS_KCLASS'"
 		;;
 	esac
 fi
