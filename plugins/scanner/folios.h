@@ -19,6 +19,7 @@
  * them whole. */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "context.h"
@@ -31,6 +32,12 @@
  * per-size file exists but cannot be read, 4 (the smallest anonymous mTHP order, 2).
  * Returns M, a power of two >= 2 (never fails). */
 uint32_t thps_anon_folio_min_pages(const struct thps_ctx *ctx, const struct thps_geometry *g);
+
+/* The anonymous folio sizes below the PMD size and their effective modes ("inherit" resolved),
+ * e.g. "16kB never, 64kB always" into buf ("" before Linux 6.8: no per-size directories).
+ * Returns how many sizes are not "never" (0 also when there are none), or -errno. */
+int thps_mthp_modes(const struct thps_ctx *ctx, const struct thps_geometry *g, char *buf,
+		    size_t size);
 
 /* True if a present page at vpn (vaddr / page_size) with pfn can be a subpage of a naturally
  * aligned folio of at least min_pages pages (a power of two). */
