@@ -113,6 +113,24 @@ size_t thps_cgroup_sizes(const struct thps_cgroup_stats *c, const struct thps_ge
 	return n;
 }
 
+void thps_cgroup_lowutil(const struct thps_cgroup_stats *c, const struct thps_geometry *g,
+			 unsigned cut, uint32_t orders_mask, uint64_t *ret_folios, uint64_t *ret_zero)
+{
+	uint64_t n = 0, z = 0;
+
+	for (unsigned o = 1; o <= THPS_MAX_ORDER; o++) {
+		const struct thps_hist *h =
+		    thps_cgroup_size_hist((struct thps_cgroup_stats *)c, g, o);
+
+		if (!h || (orders_mask && !(orders_mask & (UINT32_C(1) << o))))
+			continue;
+		n += thps_hist_lowutil_thps(h, cut);
+		z += thps_hist_lowutil_zero(h, cut);
+	}
+	*ret_folios = n;
+	*ret_zero = z;
+}
+
 void thps_format_folio_size(char *buf, size_t size, uint64_t bytes)
 {
 	if (bytes >= (UINT64_C(1) << 20) && bytes % (UINT64_C(1) << 20) == 0)

@@ -147,6 +147,11 @@ struct thps_size_figures {
  * Returns how many were filled. */
 size_t thps_cgroup_sizes(const struct thps_cgroup_stats *c, const struct thps_geometry *g,
 			 unsigned cut, bool always_pmd, struct thps_size_figures *ret);
+/* Low-utilization folios and their zero subpages (at cut) over the sizes in orders_mask (bit o
+ * = folios of 2^o pages; 0 = every size): what a policy limited to some sizes acts on. */
+void thps_cgroup_lowutil(const struct thps_cgroup_stats *c, const struct thps_geometry *g,
+			 unsigned cut, uint32_t orders_mask, uint64_t *ret_folios, uint64_t *ret_zero);
+
 /* "64 KiB", "2 MiB": a folio size. */
 void thps_format_folio_size(char *buf, size_t size, uint64_t bytes);
 
