@@ -201,6 +201,7 @@ void thps_scan_finish(struct thps_scan *s, unsigned lowutil_max_bucket)
 {
 	struct thps_cgroup_stats *t = &s->total;
 
+	s->lowutil_max_bucket = lowutil_max_bucket;
 	memset(&t->hist, 0, sizeof(t->hist));
 	memset(t->mthp, 0, sizeof(t->mthp));
 	t->lowutil_thps = t->waste_bytes = t->partial_thps = t->partial_unmapped_bytes = 0;

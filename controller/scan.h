@@ -105,6 +105,7 @@ struct thps_scan_opts {
 
 struct thps_scan {
 	struct thps_geometry geom;
+	unsigned lowutil_max_bucket; /* the cut of the last thps_scan_finish() */
 	struct thps_cgroup_stats *cgroups;
 	size_t n_cgroups;
 	size_t cap_cgroups;

@@ -28,6 +28,23 @@ static int read_mode(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* A size that is "never" now may still have anonymous folios made while it was enabled: its
+ * stats/nr_anon (Linux 6.11+) counts them; where only stats/anon_fault_alloc exists (6.9,
+ * 6.10), folios were ever made. Without stats nothing is known: not counted. */
+static bool size_has_folios(const char *dir, const char *size_dir)
+{
+	char path[PATH_MAX];
+	uint64_t v;
+
+	if (thps_path(path, sizeof(path), dir, "%s/stats/nr_anon", size_dir) == 0 &&
+	    read_u64_file(path, &v) == 0)
+		return v > 0;
+	if (thps_path(path, sizeof(path), dir, "%s/stats/anon_fault_alloc", size_dir) == 0 &&
+	    read_u64_file(path, &v) == 0)
+		return v > 0;
+	return false;
+}
+
 uint32_t thps_anon_folio_min_pages(const struct thps_ctx *ctx, const struct thps_geometry *g)
 {
 	char dir[PATH_MAX], path[PATH_MAX], top[32], mode[32];
@@ -71,7 +88,7 @@ uint32_t thps_anon_folio_min_pages(const struct thps_ctx *ctx, const struct thps
 				return 4;
 			strcpy(mode, top);
 		}
-		if (strcmp(mode, "never") != 0)
+		if (strcmp(mode, "never") != 0 || size_has_folios(dir, de->d_name))
 			min = pages;
 	}
 	return min;

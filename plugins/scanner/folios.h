@@ -14,7 +14,8 @@
  *    PTE-mapped subpages there are not seen, so a partly mapped folio that only such a
  *    mapping maps is not reported, and subpages only such a mapping maps count as unmapped;
  *  - mTHP folios of a size that was enabled once but is "never" now (they survive the
- *    switch): M is taken from the sizes enabled at scan time.
+ *    switch) only on kernels without per-size stats (6.8): elsewhere a "never" size with
+ *    stats/nr_anon > 0 (6.11+; anon_fault_alloc > 0 on 6.9-6.10) still counts for M.
  * PMD-mapped THPs never go through this test: PAGEMAP_SCAN or the pagemap window reports
  * them whole. */
 #pragma once
@@ -27,7 +28,8 @@
 
 /* M: the smallest anonymous folio size in pages the kernel may create now: the smallest
  * size whose transparent_hugepage/hugepages-<N>kB/enabled is not "never" ("inherit" follows
- * the top-level enabled), never more than the PMD size (g->subpages). Without per-size
+ * the top-level enabled) or that still has anonymous folios (stats/nr_anon), never more than
+ * the PMD size (g->subpages). Without per-size
  * directories (before Linux 6.8) only PMD-sized anonymous THPs exist: g->subpages. When a
  * per-size file exists but cannot be read, 4 (the smallest anonymous mTHP order, 2).
  * Returns M, a power of two >= 2 (never fails). */
