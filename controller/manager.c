@@ -26,6 +26,7 @@
 #include "http.h"
 #include "log.h"
 #include "manager.h"
+#include "probe-measure.h"
 #include "metrics.h"
 #include "procev.h"
 #include "recollapse.h"
@@ -904,6 +905,29 @@ static int setup_http(struct manager *m)
 	return 0;
 }
 
+/* What a split and memory.reclaim free here, measured on canary memory of our own (a scratch
+ * cgroup, removed afterwards; nothing where there is none), logged once at start. */
+static void measure_at_start(const struct thps_ctx *ctx, const struct thps_geometry *g)
+{
+	_cleanup_free_ struct thps_measure *ms = calloc(1, sizeof(*ms));
+
+	if (!ms || thps_probe_measure(ctx, g, false, ms) < 0)
+		return;
+	if (!ms->ran) {
+		log_info("Probe: %s", ms->why);
+		return;
+	}
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct thps_measure_size *z = &ms->sizes[i];
+
+		log_info("Probe measured %" PRIu64 " KiB folios [%s]: split freed %d %% of %" PRIu64
+			 " zero bytes (%u folios), memory.reclaim %d %% of %" PRIu64 "%s%s",
+			 z->size >> 10, z->mode, thps_measure_split_pct(z), z->zero_bytes, z->folios,
+			 thps_measure_reclaim_pct(z), z->reclaim_zero_bytes, z->note[0] ? "; " : "",
+			 z->note);
+	}
+}
+
 int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, struct manager **ret)
 {
 	struct manager *m = calloc(1, sizeof(*m));
@@ -941,6 +965,7 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 		 m->caps.split_huge_pages ? "yes" : "no", m->caps.thp_utilization ? "yes" : "no",
 		 m->caps.pagemap ? "yes" : "no", m->caps.kpageflags ? "yes" : "no");
 	log_info("Sources: %s", dglue_sources_description());
+	measure_at_start(&m->ctx, &m->geom);
 	m->observe_only = o->dry_run;
 	if (o->dry_run)
 		log_notice("--dry-run: observing every cgroup whatever the policies say");

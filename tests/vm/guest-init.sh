@@ -25,7 +25,11 @@ T=/sys/kernel/mm/transparent_hugepage
 # branch on THPS_KCLASS (upstream: a split remaps zero subpages and the underused shrinker
 # exists, 6.12+; rfc: the THP shrinker RFC; none: a split frees nothing, 6.1) and on
 # THPS_MTHP_SIZES (the hugepages-<N>kB sizes below the PMD size this kernel offers, Linux 6.8+).
-THPS_KCLASS=$(thpshrink probe --json 2>/dev/null | sed -n 's/^  "split_kind":"\([a-z]*\)".*/\1/p')
+thpshrink probe --json > /tmp/boot-probe.json 2>/dev/null
+THPS_KCLASS=$(sed -n 's/^  "split_kind":"\([a-z]*\)".*/\1/p' /tmp/boot-probe.json)
+# measured on canary memory at boot: a kernel whose split frees nothing is "none", whatever
+# its counters suggest
+grep -q '"split_frees_zero_subpages":false' /tmp/boot-probe.json && THPS_KCLASS=none
 THPS_MTHP_SIZES=$(for d in $T/hugepages-*kB; do [ -f "$d/enabled" ] && basename "$d"; done |
 	sed 's/hugepages-\([0-9]*\)kB/\1/' | awk -v pmd=$(($(cat $T/hpage_pmd_size) / 1024)) '$1 < pmd' | sort -n | tr '\n' ' ')
 export THPS_KCLASS THPS_MTHP_SIZES
