@@ -270,6 +270,12 @@ static void print_text(const struct thps_geometry *g, const char *cg, const stru
 			       "--set-max-ptes-none %u keeps THPs of buckets 0-%u split\n",
 			       late->lowutil_thps - af->lowutil_thps,
 			       thps_max_ptes_none_advice(g, a->lowutil_bucket), a->lowutil_bucket);
+		if (late->lowutil_thps > af->lowutil_thps)
+			printf("advice: for this workload alone (Linux 6.18+): "
+			       "prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) in the "
+			       "program, or systemd's MemoryTHP= for its unit, limits THPs to the "
+			       "ranges it madvise(MADV_HUGEPAGE)s, so khugepaged stops re-collapsing "
+			       "the rest\n");
 	}
 	printf("summary: waste_before=%" PRIu64 " waste_after=%" PRIu64 " memory_current_before=%" PRIu64
 	       " memory_current_after=%" PRIu64 " given_back=%" PRId64 " acted=%d\n", b->waste_bytes + b->partial_unmapped_bytes,

@@ -456,7 +456,10 @@ static void log_recollapse(const struct manager *m, const char *cgroup, size_t n
 	log_warning("cgroup '%s': khugepaged re-collapsed %zu THPs split earlier (max_ptes_none %s); "
 		    "--set-max-ptes-none %u (thpshrink reclaim) keeps THPs of buckets 0-%u split; "
 		    "global trade-off: khugepaged then also leaves ranges with more than %u empty "
-		    "subpages as small pages, for every process; the split action backs off meanwhile",
+		    "subpages as small pages, for every process; the split action backs off meanwhile. "
+		    "Per workload instead (Linux 6.18+): the program calls prctl(PR_SET_THP_DISABLE, 1, "
+		    "PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) (or its unit sets systemd's MemoryTHP=) so "
+		    "that only ranges it madvises get THPs",
 		    cgroup, n, now, advice, bucket, advice);
 }
 

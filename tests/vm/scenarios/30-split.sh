@@ -65,5 +65,7 @@ if [ "$THPS_KCLASS" = upstream ]; then
 	echo "$out"
 	vm_check recollapse-reported "$(echo "$out" | grep '^re-collapse' || echo 'no re-collapse line')" \
 		vm_has "$out" '^re-collapse: khugepaged rebuilt'
+	vm_check recollapse-prctl-advice "$(echo "$out" | grep -m1 'PR_THP_DISABLE' || echo 'no prctl advice')" \
+		vm_has "$out" 'prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED'
 	vm_check_bloat data-intact-after-recollapse
 fi
