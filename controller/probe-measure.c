@@ -524,7 +524,8 @@ void thps_probe_apply_measure(struct thps_probe *p, const struct thps_measure *m
 		snprintf(f->follows, sizeof(f->follows), "%s",
 			 frees ? "Measured on canary folios: a split frees their zero subpages at "
 				 "once, so splitting low-utilization folios gives their waste back."
-			       : "Measured on canary folios: a split frees nothing here (zero "
-				 "subpages stay mapped); thpshrink can only report.");
+			       : "Measured on canary folios: a split leaves their zero subpages "
+				 "mapped, so splits free nothing here (and reclaim frees nothing "
+				 "without swap); thpshrink can only report.");
 	}
 }
