@@ -56,6 +56,7 @@ fi
 planted=$((1024 * 15 * 4096))
 report_json /mthp-work /tmp/m1.json
 thpshrink report --pid "$BLOAT_PID" > /tmp/m1.txt 2>&1
+sed 's/^/# report: /' /tmp/m1.txt
 f64=$(jsize /tmp/m1.json 65536 folios) w64=$(jsize /tmp/m1.json 65536 waste_bytes)
 full64=$(jsize_bucket /tmp/m1.json 65536 9)
 # (bloat's own stack or heap may add a folio or two of its size)
