@@ -139,6 +139,8 @@ fi
 for k in $THPS_MTHP_SIZES; do
 	case $k in 16 | 64) vm_set_thp_knob hugepages-${k}kB/enabled always ;; esac
 done
+# the boot default (the upstream branch above lowered it): memory.reclaim as shipped
+[ "$(vm_thp_knob khugepaged/max_ptes_none)" = n/a ] || vm_set_thp_knob khugepaged/max_ptes_none 511
 t0=$(vm_uptime)
 thpshrink probe --json > /tmp/pm.json 2> /tmp/pm.err
 thpshrink probe > /tmp/pm.txt 2>&1
