@@ -327,7 +327,9 @@ int thps_cli_report(int argc, char **argv)
 
 	n_st = thps_report_probe_sources(&ctx, thps_sources, st, ELEMENTSOF(st));
 	ro.thp_mode = read_thp_mode(&ctx, mode, sizeof(mode)) >= 0 ? mode : NULL;
-	if (thps_mthp_modes(&ctx, &geom, mthp, sizeof(mthp)) >= 0)
+	/* named only where some size below the PMD's is enabled: with every one "never" the
+	 * THP mode alone says what the kernel allocates */
+	if (thps_mthp_modes(&ctx, &geom, mthp, sizeof(mthp)) > 0)
 		ro.mthp_modes = mthp;
 	ro.lowutil_max_bucket = a.lowutil_bucket;
 	ro.pid = a.pid;
