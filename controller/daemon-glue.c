@@ -242,7 +242,8 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 	if (!pol)
 		pol = thps_policy_match(p ? p->set : NULL, c->path, container);
 	uint64_t lu_n, lu_z;
-	thps_cgroup_lowutil(c, &scan->geom, pol->lowutil_max_bucket, pol->sizes_mask, &lu_n, &lu_z);
+	thps_cgroup_lowutil(c, &scan->geom, pol->lowutil_max_bucket,
+			    thps_policy_acted_sizes(pol, &scan->geom), &lu_n, &lu_z);
 	const struct thps_figures f = {
 		.lowutil_thps = lu_n,
 		.waste_bytes = lu_z * scan->geom.page_size,

@@ -65,7 +65,7 @@ void thps_figures_from_stats(const struct thps_cgroup_stats *st, const struct th
 {
 	uint64_t n, z;
 
-	thps_cgroup_lowutil(st, g, p->lowutil_max_bucket, p->sizes_mask, &n, &z);
+	thps_cgroup_lowutil(st, g, p->lowutil_max_bucket, thps_policy_acted_sizes(p, g), &n, &z);
 	*ret = (struct thps_figures){
 	    .lowutil_thps = n,
 	    .waste_bytes = z * g->page_size,

@@ -904,3 +904,15 @@ void thps_policy_clear(struct thps_policy *p)
 {
 	policy_clear(p);
 }
+
+uint32_t thps_policy_acted_sizes(const struct thps_policy *p, const struct thps_geometry *g)
+{
+	uint32_t all = p->sizes_mask ? p->sizes_mask : ~UINT32_C(0);
+	int pmd = thps_folio_order(g->subpages);
+
+	if (p->action == THPS_POLICY_RECLAIM && pmd >= 0) {
+		all &= UINT32_C(1) << pmd;
+		return all ? all : UINT32_C(1) << 31; /* no size at all: nothing counts */
+	}
+	return p->sizes_mask;
+}

@@ -17,6 +17,7 @@
  * When nothing matches, the built-in policy "(builtin)" applies: it observes only. */
 #pragma once
 #include "macro.h"
+#include "thp.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,11 @@ struct thps_policy {
 	unsigned spec_container, spec_components, spec_prefix;
 	size_t order;
 };
+
+/* The folio sizes (bit o = 2^o pages) whose waste the policy's action can give back: its
+ * "sizes" (every size when absent), and for "action": "reclaim" only the PMD size, the one
+ * size the kernel's underused-THP shrinker splits under memory.reclaim. */
+uint32_t thps_policy_acted_sizes(const struct thps_policy *p, const struct thps_geometry *g);
 
 struct thps_policy_set {
 	struct thps_policy *policies;
