@@ -40,6 +40,7 @@ struct dglue_decision {
 	uint64_t amount;   /* bytes to ask for */
 	uint64_t waste_bytes, lowutil_thps; /* at the policy's low-util cut */
 	unsigned lowutil_max_bucket;        /* the policy's low-util cut */
+	uint32_t sizes_mask; /* the policy's folio sizes, 0 = every size */
 };
 
 struct dglue_caps {

@@ -28,6 +28,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "manager.h"
+#include "probe-measure.h"
 #include "metrics.h"
 #include "procev.h"
 #include "recollapse.h"
@@ -507,7 +508,10 @@ static void log_recollapse(const struct manager *m, const char *cgroup, size_t n
 	log_warning("cgroup '%s': khugepaged re-collapsed %zu THPs split earlier (max_ptes_none %s); "
 		    "--set-max-ptes-none %u (thpshrink reclaim) keeps THPs of buckets 0-%u split; "
 		    "global trade-off: khugepaged then also leaves ranges with more than %u empty "
-		    "subpages as small pages, for every process; the split action backs off meanwhile",
+		    "subpages as small pages, for every process; the split action backs off meanwhile. "
+		    "Per workload instead (Linux 6.18+): the program calls prctl(PR_SET_THP_DISABLE, 1, "
+		    "PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) (or its unit sets systemd's MemoryTHP=) so "
+		    "that only ranges it madvises get THPs",
 		    cgroup, n, now, advice, bucket, advice);
 }
 
@@ -962,6 +966,29 @@ static int setup_http(struct manager *m)
 	return 0;
 }
 
+/* What a split and memory.reclaim free here, measured on canary memory of our own (a scratch
+ * cgroup, removed afterwards; nothing where there is none), logged once at start. */
+static void measure_at_start(const struct thps_ctx *ctx, const struct thps_geometry *g)
+{
+	_cleanup_free_ struct thps_measure *ms = calloc(1, sizeof(*ms));
+
+	if (!ms || thps_probe_measure(ctx, g, false, ms) < 0)
+		return;
+	if (!ms->ran) {
+		log_info("Probe: %s", ms->why);
+		return;
+	}
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct thps_measure_size *z = &ms->sizes[i];
+
+		log_info("Probe measured %" PRIu64 " KiB folios [%s]: split freed %d %% of %" PRIu64
+			 " zero bytes (%u folios), memory.reclaim %d %% of %" PRIu64 "%s%s",
+			 z->size >> 10, z->mode, thps_measure_split_pct(z), z->zero_bytes, z->folios,
+			 thps_measure_reclaim_pct(z), z->reclaim_zero_bytes, z->note[0] ? "; " : "",
+			 z->note);
+	}
+}
+
 int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, struct manager **ret)
 {
 	struct manager *m = calloc(1, sizeof(*m));
@@ -1005,6 +1032,7 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 		 m->caps.split_huge_pages ? "yes" : "no", m->caps.thp_utilization ? "yes" : "no",
 		 m->caps.pagemap ? "yes" : "no", m->caps.kpageflags ? "yes" : "no");
 	log_info("Sources: %s", dglue_sources_description());
+	measure_at_start(&m->ctx, &m->geom);
 	m->observe_only = o->dry_run;
 	if (o->dry_run)
 		log_notice("--dry-run: observing every cgroup whatever the policies say");

@@ -230,6 +230,44 @@ static void cgroup_hist(struct out *o, const struct thps_scan *s, bool zero)
 	}
 }
 
+/* Every anonymous folio size present (mTHPs and PMD THPs), with a size label in bytes:
+ * folios by bucket (the RFC's buckets scaled to the size) and the low-utilization waste. */
+static void cgroup_sizes(struct out *o, const struct thps_scan *s)
+{
+	family(o, "thpshrink_cgroup_folios", "gauge",
+	       "Anonymous large folios of the cgroup (PMD THPs and mTHPs), by size in bytes and "
+	       "utilization bucket (utilized subpages of that size).");
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		struct thps_size_figures z[THPS_MAX_ORDER];
+		size_t n = thps_cgroup_sizes(&s->cgroups[i], &s->geom, s->lowutil_max_bucket, false, z);
+
+		for (size_t k = 0; k < n; k++)
+			for (unsigned b = 0; b < THPS_BUCKETS; b++) {
+				unsigned lo, hi;
+
+				thps_bucket_range_n(z[k].subpages, b, &lo, &hi);
+				if (lo > hi)
+					continue;
+				if (!cgroup_series(o, "thpshrink_cgroup_folios", s->cgroups[i].path))
+					break;
+				put(o, ",size=\"%" PRIu64 "\",bucket=\"%u-%u\"} %" PRIu64 "\n",
+				    z[k].size_bytes, lo, hi, z[k].hist->thps[b]);
+			}
+	}
+	family(o, "thpshrink_cgroup_size_waste_bytes", "gauge",
+	       "Zero subpages of the cgroup's low-utilization folios of one size, in bytes.");
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		struct thps_size_figures z[THPS_MAX_ORDER];
+		size_t n = thps_cgroup_sizes(&s->cgroups[i], &s->geom, s->lowutil_max_bucket, false, z);
+
+		for (size_t k = 0; k < n; k++) {
+			if (!cgroup_series(o, "thpshrink_cgroup_size_waste_bytes", s->cgroups[i].path))
+				break;
+			put(o, ",size=\"%" PRIu64 "\"} %" PRIu64 "\n", z[k].size_bytes, z[k].waste_bytes);
+		}
+	}
+}
+
 static void cgroup_family(struct out *o, const struct thps_scan *s, const char *name,
 			  const char *help, size_t offset, bool only_memstat)
 {
@@ -454,6 +492,7 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 			      offsetof(struct thps_cgroup_stats, memory_current), true);
 		cgroup_family(&o, s, "thpshrink_cgroup_anon_thp_bytes", "The cgroup's memory.stat anon_thp.",
 			      offsetof(struct thps_cgroup_stats, anon_thp_bytes), true);
+		cgroup_sizes(&o, s);
 		kernel_figures(&o, s);
 	}
 	if (o.overflow)

@@ -33,4 +33,17 @@ fi
 if [ "$what" = test ] && command -v systemctl >/dev/null 2>&1; then
 	systemctl disable --now prometheus prometheus-node-exporter redis-server >/dev/null 2>&1 || true
 fi
+# The VM tests' kernels (Debian 7.3 from trixie-backports, 6.12, 6.1), fetched once into
+# /var/cache/thpshrink-vm through private apt states (tests/vm/fetch-kernel.sh); one that cannot
+# be had now is fetched (or skipped, with the reason) by `make check-vm` later.
+if [ "$what" = test ]; then
+	fk=$(cd "$(dirname "$0")/.." && pwd)/tests/vm/fetch-kernel.sh
+	for k in k73 k612 k61; do
+		if img=$("$fk" "$k" 2>/tmp/thpshrink-fetch-$k.log); then
+			echo "install-deps.sh: VM kernel $k: $img"
+		else
+			echo "install-deps.sh: VM kernel $k not fetched now: $(tail -1 /tmp/thpshrink-fetch-$k.log)"
+		fi
+	done
+fi
 echo "install-deps.sh: $what dependencies present"

@@ -28,9 +28,16 @@
 #define MAX_SEEN_THPS	   (UINT32_C(1) << 24)
 #define MAX_PARTIAL_FOLIOS (UINT32_C(1) << 20)
 
+/* A large folio seen through PTE mappings. pid/vstart: the first process that mapped it and
+ * where the folio's first page would be in it; own: subpages that process maps there (all of
+ * them: the folio is fully mapped in one place and its contents are read from there). */
 struct partial_folio {
 	uint64_t head;
+	uint64_t vstart;
+	pid_t pid;
 	uint32_t pages;
+	uint32_t own;
+	bool counted; /* read and counted in the histogram of its size */
 };
 
 struct scanner {
@@ -49,7 +56,8 @@ struct scanner {
 	unsigned words;
 	uint32_t folio_min_pages; /* folios.h: only pages that can be in such a folio */
 
-	/* the process being walked */
+	/* the process being walked; its PTE-mapped folios are those from first_folio on */
+	size_t first_folio;
 	pid_t pid;
 	uint64_t starttime;
 
@@ -308,11 +316,79 @@ static int on_page(void *ud, uint64_t addr, uint64_t pfn)
 			return 0;
 		if (r < 0)
 			return r;
-		s->folios[idx] = (struct partial_folio){.head = head, .pages = pages};
+		s->folios[idx] = (struct partial_folio){
+		    .head = head,
+		    .pages = pages,
+		    .pid = s->pid,
+		    .vstart = addr - (pfn - head) * s->scan->geom.page_size};
 		memset(&s->bits[(size_t)idx * s->words], 0, s->words * sizeof(uint64_t));
 		s->n_folios++;
 	}
-	s->bits[(size_t)idx * s->words + (pfn - head) / 64] |= UINT64_C(1) << ((pfn - head) % 64);
+	{
+		struct partial_folio *f = &s->folios[idx];
+		uint64_t *w = &s->bits[(size_t)idx * s->words + (pfn - head) / 64];
+		uint64_t bit = UINT64_C(1) << ((pfn - head) % 64);
+
+		if (!(*w & bit) && f->pid == s->pid &&
+		    f->vstart + (pfn - head) * s->scan->geom.page_size == addr)
+			f->own++;
+		*w |= bit;
+	}
+	return 0;
+}
+
+/* The PTE-mapped folios this process mapped first and maps whole, in one place: read their
+ * contents now (the process is still there) and count them in the histogram of their size.
+ * A read that fails leaves the folio uncounted, never the scan. */
+static int count_pte_folios(struct scanner *s)
+{
+	const struct thps_geometry *g = &s->scan->geom;
+
+	for (size_t i = s->first_folio; i < s->n_folios; i++) {
+		struct partial_folio *f = &s->folios[i];
+		struct thps_cgroup_stats *c;
+		struct thps_hist *h;
+		const char *path;
+		uint64_t ino, bytes = 0;
+		unsigned utilized = 0;
+		int order, r;
+
+		if (f->pid != s->pid || f->own < f->pages || f->counted)
+			continue;
+		if (thps_pfnset_get(&s->seen, f->head, NULL))
+			continue; /* PMD-mapped elsewhere: counted as such */
+		order = thps_folio_order(f->pages);
+		if (order <= 0 || !cgroup_of(s, f->head, &ino, &path))
+			continue;
+		r = count_folio(s, f->vstart, f->head, (uint64_t)f->pages * g->page_size, &utilized, &bytes);
+		if (r < 0)
+			continue;
+		c = entry_for(s, ino, path);
+		if (!c)
+			return -ENOMEM;
+		h = thps_cgroup_size_hist(c, g, (unsigned)order);
+		if (!h)
+			continue;
+		thps_hist_add_n(h, f->pages, utilized);
+		f->counted = true;
+		s->scan->summary.thps_scanned++;
+		if (s->opts->record_ranges &&
+		    thps_bucket_n(f->pages, utilized) <=
+			MAX(s->opts->lowutil_max_bucket, s->opts->record_max_bucket)) {
+			struct thps_thp_range range = {
+			    .pid = s->pid,
+			    .pid_starttime = s->starttime,
+			    .start = f->vstart,
+			    .pfn = f->head,
+			    .ino = ino,
+			    .utilized = utilized,
+			    .pages = f->pages == g->subpages ? 0 : f->pages,
+			};
+			r = thps_scan_add_range(s->scan, &range);
+			if (r < 0)
+				return r;
+		}
+	}
 	return 0;
 }
 
@@ -343,6 +419,15 @@ static int finish_partials(struct scanner *s)
 		c->partial_thps++;
 		c->partial_unmapped_bytes +=
 		    (uint64_t)(f->pages - mapped) * s->scan->geom.page_size;
+		{
+			int o = thps_folio_order(f->pages);
+
+			if (o > 0 && o < THPS_MAX_ORDER && f->pages < s->scan->geom.subpages) {
+				c->mthp[o].partial_folios++;
+				c->mthp[o].partial_unmapped_bytes +=
+				    (uint64_t)(f->pages - mapped) * s->scan->geom.page_size;
+			}
+		}
 	}
 	return 0;
 }
@@ -361,11 +446,12 @@ static int scan_pid(struct scanner *s, pid_t pid)
 			return 0;
 		}
 	}
+	s->first_folio = s->n_folios;
 	r = thps_pm_walk(&s->walker, &s->ctx, pid, &visitor, s);
 	switch (r) {
 	case 0:
 		s->scan->summary.procs_scanned++;
-		return 0;
+		return count_pte_folios(s);
 	case -ENODATA: /* a kernel thread: nothing to scan, nothing skipped */
 		return 0;
 	case -ESRCH:  /* exited */

@@ -28,9 +28,9 @@ if scan-dump > "$out" 2>&1; then
 	sk=$(echo "$sum" | sed -n 's/.* procs_skipped \([0-9]*\) .*/\1/p')
 	vm_check kthreads-not-skipped "procs_skipped=$sk" [ "${sk:-99}" -lt 5 ]
 	m=${sum##* method }
-	case $THPS_KERNEL in
-	k61) vm_check method "$m (6.1 has no PAGEMAP_SCAN)" [ "$m" = pagemap ] ;;
-	k612) vm_check method "$m" [ "$m" = PAGEMAP_SCAN ] ;;
+	case $THPS_KCLASS in
+	none) vm_check method "$m (6.1 has no PAGEMAP_SCAN)" [ "$m" = pagemap ] ;;
+	upstream) vm_check method "$m" [ "$m" = PAGEMAP_SCAN ] ;;
 	*) vm_pass method "$m" ;;
 	esac
 else
