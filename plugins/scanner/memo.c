@@ -108,7 +108,7 @@ void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64
 	m->exact_max_per512 = exact_max_per512;
 	m->window_start = m->cursor;
 	/* refresh_folios of the n entries: the same share of the slots */
-	m->window_len = m->n ? (size_t)MIN((uint64_t)m->cap, refresh_folios * m->cap / m->n + 1) : 0;
+	m->window_len = m->n && refresh_folios ? (size_t)MIN((uint64_t)m->cap, refresh_folios * m->cap / m->n + 1) : 0;
 	m->cursor = (m->cursor + m->window_len) & (m->cap - 1);
 }
 
@@ -129,13 +129,13 @@ enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_m
 	if (!e->pfn1 || !same_folio(e, k))
 		return THPS_MEMO_READ;
 	e->seen = (uint16_t)m->pass;
+	*ret_utilized = e->utilized;
 	if (e->utilized <= limit)
 		return THPS_MEMO_READ;
 	if (in_window(m, i)) {
 		*ret_limit = limit;
 		return THPS_MEMO_REFRESH;
 	}
-	*ret_utilized = e->utilized;
 	return THPS_MEMO_CARRY;
 }
 

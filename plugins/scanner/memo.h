@@ -48,8 +48,9 @@ void thps_memo_free(struct thps_memo *m);
  * folio's size) are re-read every pass; refresh_folios others get their turn. */
 void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64_t refresh_folios);
 
-/* What to do with the folio at k (marks it seen this pass). With REFRESH, *ret_limit is the
- * count above which the read may stop; with CARRY, *ret_utilized is the count to use. */
+/* What to do with the folio at k (marks it seen this pass). When the memo knows the folio,
+ * *ret_utilized is its last exact count (with CARRY: the count to use); with REFRESH,
+ * *ret_limit is the count above which the read may stop. */
 enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_memo_key *k,
 					unsigned *ret_utilized, unsigned *ret_limit);
 
