@@ -5,7 +5,7 @@ set -u
 : "${top_builddir:?}"
 command -v mandoc >/dev/null 2>&1 || { echo "SKIP: mandoc is missing (Debian package mandoc)"; exit 77; }
 rc=0
-for p in thpshrink.8 thpshrinkd.8 thpshrink-oci-hook.8 thpshrink-policy.5; do
+for p in thpshrink.8 thpshrinkd.8 thpshrink-oci-hook.8 thpshrink-policy.5 thpshrink-bloat.1; do
 	f=$top_builddir/man/$p
 	[ -s "$f" ] || { echo "FAIL: $f was not built"; rc=1; continue; }
 	out=$(mandoc -T lint "$f" 2>&1)
