@@ -10,7 +10,7 @@ set -eu
 [ "${THPS_GUARDED:-}" = 1 ] || exec "$top_srcdir/tests/ship/podman-guard.sh" "$0" "$@"
 T=$(mktemp -d /tmp/thps-image.XXXXXX)
 bloat=""
-trap 'rm -rf "$T"; [ -z "$bloat" ] || kill "$bloat" 2>/dev/null' EXIT
+trap 'rm -rf "$T"; [ -z "$bloat" ] || kill "$bloat" 2>/dev/null || true' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 . "$top_srcdir/tests/ship/podman-env.sh"
 V=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$top_builddir/config.h")

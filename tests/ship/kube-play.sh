@@ -13,7 +13,9 @@ set -eu
 [ "${THPS_GUARDED:-}" = 1 ] || THPS_FAKE_CGROUP=1 exec "$top_srcdir/tests/ship/podman-guard.sh" "$0" "$@"
 T=$(mktemp -d /tmp/thps-kube.XXXXXX)
 POD=thpshrinkd-kube-play-$$
-trap '$PODMAN pod rm -f "$POD" >/dev/null 2>&1; rm -rf "$T"' EXIT
+# pod rm fails (125) on removing the pod's cgroup directories in the fake tmpfs, after it has
+# removed the pod; the status of the test is not its business.
+trap '$PODMAN pod rm -f "$POD" >/dev/null 2>&1 || true; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 . "$top_srcdir/tests/ship/podman-env.sh"
 V=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$top_builddir/config.h")
