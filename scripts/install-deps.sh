@@ -2,14 +2,17 @@
 # install-deps.sh build|test — installs what thpshrink needs from Debian 12's packages.
 #   build: compiler, autotools and the libraries thpshrink links.
 #   test:  build + what the test suites use (Check, python3-jsonschema, qemu and busybox for
-#          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing).
+#          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing;
+#          debhelper, lintian, mmdebstrap, mandoc, podman for the package and image tests;
+#          the kubernetes-models npm package for the DaemonSet's schema test).
 set -eu
 what=${1:-build}
 BUILD="build-essential autoconf automake libtool pkg-config libcgroup-dev libjson-c-dev
-       libmnl-dev libsystemd-dev libmicrohttpd-dev check"
+       libmnl-dev libsystemd-dev libmicrohttpd-dev check scdoc"
 TEST="python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
       prometheus crun redis-server redis-tools clang libclang-rt-14-dev valgrind curl
-      ca-certificates procps iproute2 kmod file"
+      ca-certificates procps iproute2 kmod file debhelper lintian mmdebstrap mandoc podman
+      catatonit"
 case "$what" in
 build) pkgs=$BUILD ;;
 test) pkgs="$BUILD $TEST" ;;
@@ -28,6 +31,16 @@ if [ -n "$missing" ]; then
 	apt-get -o DPkg::Lock::Timeout=300 update -q
 	# shellcheck disable=SC2086
 	apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends $missing
+fi
+if [ "$what" = test ]; then
+	# npm comes with nodejs from some sources, as Debian's own package otherwise.
+	command -v npm >/dev/null 2>&1 || {
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends nodejs npm
+	}
+	npmdir=/var/cache/thpshrink-npm
+	[ -d "$npmdir/node_modules/kubernetes-models" ] && [ -d "$npmdir/node_modules/js-yaml" ] ||
+		npm install --no-audit --no-fund --prefix "$npmdir" kubernetes-models@4.5.1 js-yaml@4.1.0
 fi
 # prometheus' package starts a server on :9090; the tests run their own on loopback.
 if [ "$what" = test ] && command -v systemctl >/dev/null 2>&1; then
