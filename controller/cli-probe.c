@@ -31,9 +31,11 @@ static void probe_usage(FILE *f)
 	    "                the memory controller (a scratch cgroup, removed afterwards)\n"
 	    "  --no-measure  infer only, measure nothing\n"
 	    "  --daemon-alive  instead: exit 0 if thpshrinkd's loop is alive, i.e. it rewrote\n"
-	    "                DIR/status.json (default " RUNSTATEDIR "/thpshrink) within SECONDS\n"
-	    "                (default %d; it does every %d s), else 1. A liveness probe\n"
-	    "                that needs no connection to the daemon.\n",
+	    "                DIR/status.json within SECONDS, else 1. A liveness probe\n"
+	    "                that needs no connection to the daemon.\n"
+	    "  --state-dir DIR  the daemon's state directory (default " RUNSTATEDIR "/thpshrink)\n"
+	    "  --max-age SECONDS  the oldest status.json that counts as alive (default %d;\n"
+	    "                the daemon rewrites it every %d s)\n",
 	    THPS_ALIVE_MAX_AGE_DEFAULT, THPS_HEARTBEAT_SEC);
 }
 
