@@ -44,6 +44,17 @@ void scan_memo_free(struct scan_memo *m)
 	free(m);
 }
 
+/* What the CPU share pays for, but spread over a few passes at least: a small node's steady
+ * pass is then mostly carried counts. */
+static uint64_t refresh_budget(const struct scan_memo *m)
+{
+	struct thps_memo_stats st;
+	uint64_t by_cpu = (uint64_t)(m->refresh_share * (double)m->interval_usec * 1000.0 / m->refresh_cost_ns);
+
+	thps_memo_stats(m->memo, &st);
+	return MAX(MIN(by_cpu, st.entries / SCAN_MEMO_MIN_TURN_PASSES), (uint64_t)1);
+}
+
 void scan_memo_plan(struct scan_memo *m, const struct thps_geometry *g, unsigned cut_bucket,
 		    struct thps_scan_opts *opts)
 {
@@ -53,8 +64,8 @@ void scan_memo_plan(struct scan_memo *m, const struct thps_geometry *g, unsigned
 	opts->memo = m->memo;
 	/* the cut's upper edge, as a count of 512 subpages, plus the margin */
 	opts->memo_exact_max_per512 = MIN(512u, hi * 512 / MAX(g->subpages, 1u) + SCAN_MEMO_MARGIN_PER512);
-	m->refresh_folios = (uint64_t)(m->refresh_share * (double)m->interval_usec * 1000.0 / m->refresh_cost_ns);
-	opts->memo_refresh_folios = MAX(m->refresh_folios, (uint64_t)1);
+	m->refresh_folios = refresh_budget(m);
+	opts->memo_refresh_folios = m->refresh_folios;
 }
 
 void scan_memo_learn(struct scan_memo *m, const struct thps_scan_summary *s)
@@ -78,7 +89,7 @@ void scan_memo_figures(const struct scan_memo *m, struct scan_memo_figures *ret)
 	ret->enabled = true;
 	ret->entries = st.entries;
 	ret->bytes = st.bytes;
-	ret->refresh_folios = MAX(m->refresh_folios, (uint64_t)1);
+	ret->refresh_folios = refresh_budget(m); /* the next pass's */
 	ret->refresh_cost_us = m->refresh_cost_ns / 1000.0;
 	ret->full_refresh_seconds = (double)st.entries / (double)ret->refresh_folios * (double)m->interval_usec / 1e6;
 }

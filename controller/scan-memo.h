@@ -10,8 +10,10 @@
 
 /* Re-read every pass: counts up to the cut's upper edge plus this share of the subpages. */
 #define SCAN_MEMO_MARGIN_PER512 51
-/* The refresh rotation's default CPU share (percent of one core). */
-#define SCAN_MEMO_REFRESH_CPU_DEFAULT 0.5
+/* The refresh rotation's default CPU share (percent of one core), and the fewest passes a
+ * whole turn takes however little it costs. */
+#define SCAN_MEMO_REFRESH_CPU_DEFAULT 0.7
+#define SCAN_MEMO_MIN_TURN_PASSES 8
 
 struct scan_memo;
 

@@ -15,7 +15,7 @@ struct entry {
 	uint32_t start;    /* the low 32 bits of the process's start time */
 	uint16_t utilized; /* the last exact count */
 	uint16_t seen;     /* the pass that last saw it, mod 2^16 */
-	uint32_t read_pass;
+	uint32_t cgroup;   /* the memcg's inode, if below 2^32 (else 0: looked up again) */
 };
 _Static_assert(sizeof(struct entry) == 32, "a memo entry is 32 bytes");
 
@@ -118,7 +118,7 @@ static bool in_window(const struct thps_memo *m, size_t i)
 }
 
 enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_memo_key *k,
-					unsigned *ret_utilized, unsigned *ret_limit)
+					unsigned *ret_utilized, unsigned *ret_limit, uint64_t *ret_cgroup)
 {
 	size_t i = find(m, k->pfn);
 	struct entry *e = &m->v[i];
@@ -130,6 +130,7 @@ enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_m
 		return THPS_MEMO_READ;
 	e->seen = (uint16_t)m->pass;
 	*ret_utilized = e->utilized;
+	*ret_cgroup = e->cgroup;
 	if (e->utilized <= limit)
 		return THPS_MEMO_READ;
 	if (in_window(m, i)) {
@@ -139,7 +140,8 @@ enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_m
 	return THPS_MEMO_CARRY;
 }
 
-int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned utilized, bool complete)
+int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned utilized, bool complete,
+		    uint64_t cgroup)
 {
 	size_t i = find(m, k->pfn);
 	struct entry *e = &m->v[i];
@@ -165,7 +167,7 @@ int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned
 	if (complete)
 		e->utilized = (uint16_t)MIN(utilized, 65535u);
 	e->seen = (uint16_t)m->pass;
-	e->read_pass = m->pass;
+	e->cgroup = cgroup >> 32 ? 0 : (uint32_t)cgroup;
 	return 0;
 }
 

@@ -49,15 +49,18 @@ void thps_memo_free(struct thps_memo *m);
 void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64_t refresh_folios);
 
 /* What to do with the folio at k (marks it seen this pass). When the memo knows the folio,
- * *ret_utilized is its last exact count (with CARRY: the count to use); with REFRESH,
- * *ret_limit is the count above which the read may stop. */
+ * *ret_utilized is its last exact count (with CARRY: the count to use) and *ret_cgroup the
+ * memcg inode it was charged to (0: unknown; a folio's charge never moves in cgroup v2, so a
+ * known folio needs no kpageflags nor kpagecgroup read); with REFRESH, *ret_limit is the
+ * count above which the read may stop. */
 enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_memo_key *k,
-					unsigned *ret_utilized, unsigned *ret_limit);
+					unsigned *ret_utilized, unsigned *ret_limit, uint64_t *ret_cgroup);
 
-/* Records a read. complete: utilized is the folio's exact count; false (a refresh that
- * stopped above the limit): the last exact count stays. Returns 0 or -ENOMEM (then the folio
- * is simply read again next pass). */
-int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned utilized, bool complete);
+/* Records a read of the folio charged to memcg inode cgroup. complete: utilized is its exact
+ * count; false (a refresh that stopped above the limit): the last exact count stays. Returns 0
+ * or -ENOMEM (then the folio is simply read again next pass). */
+int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned utilized, bool complete,
+		    uint64_t cgroup);
 
 /* Ends a pass: drops every entry the pass did not see. */
 void thps_memo_pass_end(struct thps_memo *m);

@@ -118,13 +118,9 @@ int thps_proc_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
 	return 0;
 }
 
-/* The cgroup a THP is charged to, and whether the filter keeps it. Returns 1 keep, 0 drop. */
-static int cgroup_of(struct scanner *s, uint64_t head, uint64_t *ret_ino, const char **ret_path)
+/* Whether the filter keeps the cgroup with inode ino, and its path. Returns 1 keep, 0 drop. */
+static int cgroup_keep(struct scanner *s, uint64_t ino, const char **ret_path)
 {
-	uint64_t ino = 0;
-
-	if (thps_kpage_cgroup(&s->kpage, head, &ino) < 0)
-		ino = 0;
 	if (ino != s->last_ino || !s->last_path) {
 		s->last_ino = ino;
 		s->last_path = thps_cgroup_map_path(s->cgmap, ino);
@@ -132,9 +128,19 @@ static int cgroup_of(struct scanner *s, uint64_t head, uint64_t *ret_ino, const 
 		    !s->opts->cgroup ||
 		    (s->last_path && thps_cgroup_path_within(s->last_path, s->opts->cgroup));
 	}
-	*ret_ino = ino;
 	*ret_path = s->last_path;
 	return s->last_keep;
+}
+
+/* The cgroup a THP is charged to, and whether the filter keeps it. Returns 1 keep, 0 drop. */
+static int cgroup_of(struct scanner *s, uint64_t head, uint64_t *ret_ino, const char **ret_path)
+{
+	uint64_t ino = 0;
+
+	if (thps_kpage_cgroup(&s->kpage, head, &ino) < 0)
+		ino = 0;
+	*ret_ino = ino;
+	return cgroup_keep(s, ino, ret_path);
 }
 
 static struct thps_cgroup_stats *entry_for(struct scanner *s, uint64_t ino, const char *path)
@@ -185,50 +191,67 @@ static int read_folio(struct scanner *s, uint64_t addr, uint64_t len, unsigned l
 	return r;
 }
 
-/* The folio's utilized subpages: read, or from the memo when the daemon passed one (memo.h
- * says which folios are read again). Returns 0 or the reader's -errno (the caller skips the
- * process). */
-static int count_folio(struct scanner *s, uint64_t addr, uint64_t head, uint64_t len,
+/* What the memo says of one folio, asked once per folio and pass. */
+struct memo_probe {
+	struct thps_memo_key key;
+	enum thps_memo_verdict verdict;
+	unsigned cached, limit;
+	uint64_t cgroup; /* the memcg the memo knows it by, 0 = unknown */
+};
+
+/* Asks the memo (when the daemon passed one) about the folio. Returns true when the memo knows
+ * it well enough to skip kpageflags and kpagecgroup: a carried count and its cgroup. */
+static bool memo_probe(struct scanner *s, uint64_t addr, uint64_t head, uint64_t len, struct memo_probe *ret)
+{
+	*ret = (struct memo_probe){
+		.key = { .pfn = head, .va = addr, .pid = s->pid, .starttime = s->starttime,
+			 .order = (unsigned)__builtin_ctzll(len / s->scan->geom.page_size) },
+		.verdict = THPS_MEMO_READ,
+		.limit = UINT_MAX,
+	};
+	if (!s->opts->memo)
+		return false;
+	ret->verdict = thps_memo_lookup(s->opts->memo, &ret->key, &ret->cached, &ret->limit, &ret->cgroup);
+	return ret->verdict == THPS_MEMO_CARRY && ret->cgroup;
+}
+
+/* The folio's utilized subpages: read, or from the memo as mp says (memo.h says which folios
+ * are read again). ino: its memcg, remembered with the count. Returns 0 or the reader's
+ * -errno (the caller skips the process). */
+static int count_folio(struct scanner *s, const struct memo_probe *mp, uint64_t len, uint64_t ino,
 		       unsigned *ret_utilized, uint64_t *ret_bytes)
 {
 	struct thps_scan_summary *sum = &s->scan->summary;
-	struct thps_memo_key k = { .pfn = head, .va = addr, .pid = s->pid, .starttime = s->starttime,
-				   .order = (unsigned)__builtin_ctzll(len / s->scan->geom.page_size) };
-	unsigned cached = 0, limit = UINT_MAX;
+	struct thps_memo *memo = s->opts->memo;
+	uint64_t addr = mp->key.va, cpu;
 	int r;
 
 	*ret_bytes = 0;
-	if (!s->opts->memo) {
-		sum->folios_read++;
-		return read_folio(s, addr, len, UINT_MAX, ret_utilized, ret_bytes);
-	}
-	switch (thps_memo_lookup(s->opts->memo, &k, &cached, &limit)) {
+	switch (memo ? mp->verdict : THPS_MEMO_READ) {
 	case THPS_MEMO_CARRY:
 		sum->folios_memo++;
-		*ret_utilized = cached;
+		*ret_utilized = mp->cached;
 		return 0;
-	case THPS_MEMO_REFRESH: {
-		uint64_t cpu = sum->read_cpu_ns;
-
+	case THPS_MEMO_REFRESH:
+		cpu = sum->read_cpu_ns;
 		sum->folios_refreshed++;
-		r = read_folio(s, addr, len, limit, ret_utilized, ret_bytes);
+		r = read_folio(s, addr, len, mp->limit, ret_utilized, ret_bytes);
 		sum->refresh_cpu_ns += sum->read_cpu_ns - cpu;
 		if (r < 0)
 			return r;
 		if (*ret_bytes < len) {
 			/* proven above the cut: the last exact count stands */
-			*ret_utilized = cached;
-			return thps_memo_store(s->opts->memo, &k, cached, false);
+			*ret_utilized = mp->cached;
+			return thps_memo_store(memo, &mp->key, mp->cached, false, ino);
 		}
-		return thps_memo_store(s->opts->memo, &k, *ret_utilized, true);
-	}
+		return thps_memo_store(memo, &mp->key, *ret_utilized, true, ino);
 	case THPS_MEMO_READ:
 	default:
 		sum->folios_read++;
 		r = read_folio(s, addr, len, UINT_MAX, ret_utilized, ret_bytes);
-		if (r < 0)
+		if (r < 0 || !memo)
 			return r;
-		return thps_memo_store(s->opts->memo, &k, *ret_utilized, true);
+		return thps_memo_store(memo, &mp->key, *ret_utilized, true, ino);
 	}
 }
 
@@ -240,17 +263,30 @@ static int on_thp(void *ud, uint64_t addr, uint64_t head)
 	const char *path;
 	uint64_t flags, ino, bytes = 0;
 	unsigned utilized = 0;
+	struct memo_probe mp;
 	int r;
 
-	if (thps_kpage_flags(&s->kpage, head, &flags) < 0 || !thps_kpf_is_anon_thp_head(flags))
-		return 0; /* the huge zero page, a file THP, or gone meanwhile */
-	if (thps_pfnset_get(&s->seen, head, NULL)) {
-		s->scan->summary.thps_shared++;
-		return 0;
+	if (memo_probe(s, addr, head, g->thp_size, &mp)) {
+		/* the same folio as last pass, same process, address and size: an anonymous THP
+		 * head then and now, charged to the same memcg */
+		ino = mp.cgroup;
+		if (thps_pfnset_get(&s->seen, head, NULL)) {
+			s->scan->summary.thps_shared++;
+			return 0;
+		}
+		if (!cgroup_keep(s, ino, &path))
+			return 0;
+	} else {
+		if (thps_kpage_flags(&s->kpage, head, &flags) < 0 || !thps_kpf_is_anon_thp_head(flags))
+			return 0; /* the huge zero page, a file THP, or gone meanwhile */
+		if (thps_pfnset_get(&s->seen, head, NULL)) {
+			s->scan->summary.thps_shared++;
+			return 0;
+		}
+		if (!cgroup_of(s, head, &ino, &path))
+			return 0;
 	}
-	if (!cgroup_of(s, head, &ino, &path))
-		return 0;
-	r = count_folio(s, addr, head, g->thp_size, &utilized, &bytes);
+	r = count_folio(s, &mp, g->thp_size, ino, &utilized, &bytes);
 	if (r < 0)
 		return r; /* the process changed: the caller skips it */
 	/* when the set is full, THPs shared by processes may be counted twice: bounded memory
@@ -351,6 +387,7 @@ static int count_pte_folios(struct scanner *s)
 		const char *path;
 		uint64_t ino, bytes = 0;
 		unsigned utilized = 0;
+		struct memo_probe mp;
 		int order, r;
 
 		if (f->pid != s->pid || f->own < f->pages || f->counted)
@@ -360,7 +397,8 @@ static int count_pte_folios(struct scanner *s)
 		order = thps_folio_order(f->pages);
 		if (order <= 0 || !cgroup_of(s, f->head, &ino, &path))
 			continue;
-		r = count_folio(s, f->vstart, f->head, (uint64_t)f->pages * g->page_size, &utilized, &bytes);
+		memo_probe(s, f->vstart, f->head, (uint64_t)f->pages * g->page_size, &mp);
+		r = count_folio(s, &mp, (uint64_t)f->pages * g->page_size, ino, &utilized, &bytes);
 		if (r < 0)
 			continue;
 		c = entry_for(s, ino, path);
