@@ -36,6 +36,33 @@ static int64_t num(json_object *o, const char *key)
 		       : -1;
 }
 
+static double dbl(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) &&
+		       (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))
+		       ? json_object_get_double(v)
+		       : -1;
+}
+
+/* The last pass as a whole: what it read and what it carried from the memo. */
+static void print_scan(json_object *root)
+{
+	json_object *sc;
+
+	if (!json_object_object_get_ex(root, "scan", &sc) || !json_object_is_type(sc, json_type_object))
+		return;
+	printf("last pass read:    %" PRId64 " of %" PRId64 " THPs whole, %" PRId64 " refreshed, %" PRId64
+	       " carried from the memo; %" PRId64 " bytes\n",
+	       num(sc, "folios_read"), num(sc, "folios"), num(sc, "folios_refreshed"), num(sc, "folios_memo"),
+	       num(sc, "read_bytes"));
+	if (json_object_object_get_ex(sc, "memo_entries", NULL))
+		printf("scan memo:         %" PRId64 " THPs in %" PRId64 " bytes; every one re-read within %.0f s "
+		       "(counts above the cut are estimates until then)\n",
+		       num(sc, "memo_entries"), num(sc, "memo_bytes"), dbl(sc, "full_refresh_seconds"));
+}
+
 int thps_cli_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -120,6 +147,7 @@ int thps_cli_explain(int argc, char **argv)
 		       "log for the max_ptes_none advice)\n", num(found, "recollapsed_thps"));
 	if (*str(root, "observe_only_reason"))
 		printf("daemon:            observe-only: %s\n", str(root, "observe_only_reason"));
+	print_scan(root);
 	json_object_put(root);
 	return 0;
 }

@@ -10,13 +10,14 @@
 #include "cli.h"
 #include "fileio.h"
 #include "log.h"
+#include "probe-measure.h"
 #include "probe.h"
 
 static void probe_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: thpshrink probe [--json] [--write-test]\n"
+	    "Usage: thpshrink probe [--json] [--write-test] [--measure|--no-measure]\n"
 	    "       thpshrink probe --daemon-alive [--state-dir DIR] [--max-age SECONDS]\n\n"
 	    "Reports the kernel's THP and cgroup capabilities and what follows for thpshrink.\n\n"
 	    "  --json        machine-readable output (schemas/probe.schema.json)\n"
@@ -24,10 +25,17 @@ static void probe_usage(FILE *f)
 	    "                '0 swappiness=60' (asks for nothing) to the v2 root's\n"
 	    "                memory.reclaim; without it the answer is inferred from the\n"
 	    "                kernel version. For test VMs and hosts you own.\n"
+	    "  --measure     measure what a split and memory.reclaim free on canary memory\n"
+	    "                of the probe's own even without a scratch cgroup (by the\n"
+	    "                canary's RSS); by default it measures only where cgroup v2 has\n"
+	    "                the memory controller (a scratch cgroup, removed afterwards)\n"
+	    "  --no-measure  infer only, measure nothing\n"
 	    "  --daemon-alive  instead: exit 0 if thpshrinkd's loop is alive, i.e. it rewrote\n"
-	    "                DIR/status.json (default " RUNSTATEDIR "/thpshrink) within SECONDS\n"
-	    "                (default %d; it does every %d s), else 1. A liveness probe\n"
-	    "                that needs no connection to the daemon.\n",
+	    "                DIR/status.json within SECONDS, else 1. A liveness probe\n"
+	    "                that needs no connection to the daemon.\n"
+	    "  --state-dir DIR  the daemon's state directory (default " RUNSTATEDIR "/thpshrink)\n"
+	    "  --max-age SECONDS  the oldest status.json that counts as alive (default %d;\n"
+	    "                the daemon rewrites it every %d s)\n",
 	    THPS_ALIVE_MAX_AGE_DEFAULT, THPS_HEARTBEAT_SEC);
 }
 
@@ -54,9 +62,11 @@ int thps_cli_probe(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"write-test", no_argument, NULL, 'w'},
+	    {"measure", no_argument, NULL, 'm'},
+	    {"no-measure", no_argument, NULL, 'M'},
 	    {"daemon-alive", no_argument, NULL, 'a'},
 	    {"state-dir", required_argument, NULL, 's'},
-	    {"max-age", required_argument, NULL, 'm'},
+	    {"max-age", required_argument, NULL, 'A'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -66,11 +76,19 @@ int thps_cli_probe(int argc, char **argv)
 	const char *state_dir = RUNSTATEDIR "/thpshrink";
 	uint64_t max_age = THPS_ALIVE_MAX_AGE_DEFAULT;
 	bool json = false, alive = false;
+	int measure = 0; /* 1 force, -1 never, 0 where a scratch cgroup can be had */
+	struct thps_measure *m = NULL;
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jwh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jwhmM", opts, NULL)) != -1) {
 		switch (c) {
+		case 'm':
+			measure = 1;
+			break;
+		case 'M':
+			measure = -1;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -83,7 +101,7 @@ int thps_cli_probe(int argc, char **argv)
 		case 's':
 			state_dir = optarg;
 			break;
-		case 'm':
+		case 'A':
 			if (parse_u64(optarg, &max_age) < 0 || max_age == 0) {
 				log_error("probe: --max-age '%s': expected whole seconds, at least 1", optarg);
 				return 2;
@@ -115,9 +133,22 @@ int thps_cli_probe(int argc, char **argv)
 		free(p);
 		return 1;
 	}
+	if (measure >= 0) {
+		struct thps_geometry g;
+
+		m = calloc(1, sizeof(*m));
+		if (m && thps_geometry_load(&ctx, &g) == 0 &&
+		    thps_probe_measure(&ctx, &g, measure > 0, m) == 0)
+			thps_probe_apply_measure(p, m);
+	}
 	if (json) {
 		json_object *o = thps_probe_to_json(p);
 
+		if (o && m) {
+			json_object *x = thps_measure_to_json(m);
+			if (x)
+				json_object_object_add(o, "measured", x);
+		}
 		if (!o) {
 			log_error_errno(-ENOMEM, "Failed to format the probe as JSON: %m");
 			free(p);
@@ -126,8 +157,12 @@ int thps_cli_probe(int argc, char **argv)
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 							   JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
-	} else
+	} else {
 		thps_probe_print(stdout, p);
+		if (m)
+			thps_measure_print(stdout, m);
+	}
+	free(m);
 	free(p);
 	return fflush(stdout) == 0 ? 0 : 1;
 }

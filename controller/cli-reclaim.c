@@ -141,6 +141,11 @@ static void cgroup_sum(const struct thps_scan *scan, struct thps_cgroup_stats *r
 		const struct thps_cgroup_stats *c = &scan->cgroups[i];
 
 		thps_hist_merge(&ret->hist, &c->hist);
+		for (unsigned o = 1; o < THPS_MAX_ORDER; o++) {
+			thps_hist_merge(&ret->mthp[o].hist, &c->mthp[o].hist);
+			ret->mthp[o].partial_folios += c->mthp[o].partial_folios;
+			ret->mthp[o].partial_unmapped_bytes += c->mthp[o].partial_unmapped_bytes;
+		}
 		ret->lowutil_thps += c->lowutil_thps;
 		ret->waste_bytes += c->waste_bytes;
 		ret->partial_thps += c->partial_thps;
@@ -171,6 +176,41 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+/* Per folio size (mTHPs and PMD THPs, when any size below the PMD's is present): folios,
+ * low-utilization folios and waste before and after; for --method reclaim, what
+ * memory.reclaim can do for that size on this kernel. */
+static void print_sizes(const struct thps_geometry *g, const struct reclaim_args *a,
+			const struct thps_cgroup_stats *b, const struct thps_cgroup_stats *af)
+{
+	struct thps_size_figures zb[THPS_MAX_ORDER], za[THPS_MAX_ORDER];
+	size_t nb = thps_cgroup_sizes(b, g, a->lowutil_bucket, true, zb);
+	bool small = false;
+
+	for (size_t i = 0; i < nb; i++)
+		small |= zb[i].subpages < g->subpages;
+	if (!small)
+		return;
+	for (size_t i = 0; i < nb; i++) {
+		char sz[32];
+		size_t na = thps_cgroup_sizes(af, g, a->lowutil_bucket, true, za);
+		const struct thps_size_figures *x = NULL;
+
+		for (size_t j = 0; j < na; j++)
+			if (za[j].order == zb[i].order)
+				x = &za[j];
+		thps_format_folio_size(sz, sizeof(sz), zb[i].size_bytes);
+		printf("size %s: folios %" PRIu64 " -> %" PRIu64 ", low-utilization %" PRIu64
+		       " -> %" PRIu64 ", waste %" PRIu64 " -> %" PRIu64 " bytes\n",
+		       sz, zb[i].folios, x ? x->folios : 0, zb[i].lowutil_folios,
+		       x ? x->lowutil_folios : 0, zb[i].waste_bytes, x ? x->waste_bytes : 0);
+		if (!strcmp(a->method, "reclaim") && zb[i].waste_bytes && zb[i].subpages < g->subpages)
+			printf("reclaim: %s folios: memory.reclaim does not give their zero subpages "
+			       "back (the kernel's underused-THP shrinker splits PMD-size THPs only; "
+			       "without swap reclaim leaves anonymous memory where it is): "
+			       "--method split does\n", sz);
+	}
+}
+
 static void print_text(const struct thps_geometry *g, const char *cg, const struct reclaim_args *a,
 		       const char *why, const struct thps_cgroup_stats *b, const struct thps_cgroup_stats *af,
 		       const struct thps_act_result *res, const struct thps_cgroup_stats *late)
@@ -189,6 +229,7 @@ static void print_text(const struct thps_geometry *g, const char *cg, const stru
 		snprintf(range, sizeof(range), "%u-%u", lo, hi);
 		printf("%-6u %-10s %12" PRIu64 " %12" PRIu64 "\n", i, range, b->hist.thps[i], af->hist.thps[i]);
 	}
+	print_sizes(g, a, b, af);
 	printf("low-utilization THPs: %" PRIu64 " -> %" PRIu64 ", waste %" PRIu64 " -> %" PRIu64 " bytes\n",
 	       b->lowutil_thps, af->lowutil_thps, b->waste_bytes, af->waste_bytes);
 	printf("partially mapped THPs: %" PRIu64 " -> %" PRIu64 ", unmapped %" PRIu64 " -> %" PRIu64 " bytes\n",
@@ -198,8 +239,11 @@ static void print_text(const struct thps_geometry *g, const char *cg, const stru
 		       " refused by the kernel\n", res->ranges_split, res->ranges_skipped, res->ranges_failed);
 	printf("asked: %" PRIu64 " bytes%s\n", res->asked_bytes,
 	       res->write_status == -EAGAIN ? " (memory.reclaim: EAGAIN)" : "");
-	printf("memory.current: %" PRIu64 " -> %" PRIu64 " bytes; given back: %" PRId64 " bytes\n",
-	       res->before.memory_current, res->after.memory_current, given);
+	if (res->before.memory_current == UINT64_MAX || res->after.memory_current == UINT64_MAX)
+		printf("memory.current: not read\n");
+	else
+		printf("memory.current: %" PRIu64 " -> %" PRIu64 " bytes; given back: %" PRId64
+		       " bytes\n", res->before.memory_current, res->after.memory_current, given);
 	if (res->before.anon_thp != UINT64_MAX)
 		printf("memory.stat anon_thp: %" PRIu64 " -> %" PRIu64 " bytes\n", res->before.anon_thp,
 		       res->after.anon_thp);
@@ -226,6 +270,12 @@ static void print_text(const struct thps_geometry *g, const char *cg, const stru
 			       "--set-max-ptes-none %u keeps THPs of buckets 0-%u split\n",
 			       late->lowutil_thps - af->lowutil_thps,
 			       thps_max_ptes_none_advice(g, a->lowutil_bucket), a->lowutil_bucket);
+		if (late->lowutil_thps > af->lowutil_thps)
+			printf("advice: for this workload alone (Linux 6.18+): "
+			       "prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) in the "
+			       "program, or systemd's MemoryTHP= for its unit, limits THPs to the "
+			       "ranges it madvise(MADV_HUGEPAGE)s, so khugepaged stops re-collapsing "
+			       "the rest\n");
 	}
 	printf("summary: waste_before=%" PRIu64 " waste_after=%" PRIu64 " memory_current_before=%" PRIu64
 	       " memory_current_after=%" PRIu64 " given_back=%" PRId64 " acted=%d\n", b->waste_bytes + b->partial_unmapped_bytes,
@@ -456,6 +506,13 @@ int thps_cli_reclaim(int argc, char **argv)
 	}
 	if (!res.acted && !a.dry_run)
 		log_warning("%s on '%s' did nothing: %s", a.method, cg, res.note);
+	if (!res.acted && res.before.memory_current == 0 && res.after.memory_current == 0) {
+		/* the actuator measured nothing: measure here, never print a placeholder */
+		if (thps_act_snapshot(&ctx, cg + 1, &res.before) == 0)
+			res.after = res.before;
+		else
+			res.before.memory_current = res.after.memory_current = UINT64_MAX;
+	}
 
 	r = scan_cgroup(&ctx, &g, cg, &a, false, &after);
 	if (r < 0) {

@@ -17,6 +17,7 @@
 #include "report-text.h"
 #include "report.h"
 #include "scan.h"
+#include "scanner/folios.h"
 #include "thp.h"
 
 #define MAX_SOURCES 16
@@ -288,7 +289,7 @@ int thps_cli_report(int argc, char **argv)
 	struct thps_geometry geom;
 	struct thps_scan scan;
 	struct thps_ctx ctx;
-	char mode[32];
+	char mode[32], mthp[512];
 	size_t n_st;
 	int r;
 
@@ -326,6 +327,10 @@ int thps_cli_report(int argc, char **argv)
 
 	n_st = thps_report_probe_sources(&ctx, thps_sources, st, ELEMENTSOF(st));
 	ro.thp_mode = read_thp_mode(&ctx, mode, sizeof(mode)) >= 0 ? mode : NULL;
+	/* named only where some size below the PMD's is enabled: with every one "never" the
+	 * THP mode alone says what the kernel allocates */
+	if (thps_mthp_modes(&ctx, &geom, mthp, sizeof(mthp)) > 0)
+		ro.mthp_modes = mthp;
 	ro.lowutil_max_bucket = a.lowutil_bucket;
 	ro.pid = a.pid;
 	ro.cgroup = a.cgroup;

@@ -75,6 +75,15 @@ size_t dglue_policies_count(const struct dglue_policies *p)
 	return p && p->set ? p->set->n : 0;
 }
 
+unsigned dglue_policies_max_cut(const struct dglue_policies *p)
+{
+	unsigned cut = 0; /* the built-in default's */
+
+	for (size_t i = 0; i < dglue_policies_count(p); i++)
+		cut = MAX(cut, p->set->policies[i].lowutil_max_bucket);
+	return cut;
+}
+
 unsigned dglue_policies_max_split_cut(const struct dglue_policies *p)
 {
 	unsigned cut = 0;
@@ -241,9 +250,12 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 		pol = thps_policy_find(p->set, policy_name);
 	if (!pol)
 		pol = thps_policy_match(p ? p->set : NULL, c->path, container);
+	uint64_t lu_n, lu_z;
+	thps_cgroup_lowutil(c, &scan->geom, pol->lowutil_max_bucket,
+			    thps_policy_acted_sizes(pol, &scan->geom), &lu_n, &lu_z);
 	const struct thps_figures f = {
-		.lowutil_thps = thps_hist_lowutil_thps(&c->hist, pol->lowutil_max_bucket),
-		.waste_bytes = thps_hist_lowutil_zero(&c->hist, pol->lowutil_max_bucket) * scan->geom.page_size,
+		.lowutil_thps = lu_n,
+		.waste_bytes = lu_z * scan->geom.page_size,
 		.partial_bytes = c->partial_unmapped_bytes,
 		.memory_current = c->have_memstat ? c->memory_current : 0,
 		.pressure_some_avg10 = cgroup_pressure(ctx, c->path),
@@ -260,6 +272,7 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 	ret->waste_bytes = f.waste_bytes;
 	ret->lowutil_thps = f.lowutil_thps;
 	ret->lowutil_max_bucket = pol->lowutil_max_bucket;
+	ret->sizes_mask = pol->sizes_mask;
 	if (d.rule == THPS_RULE_OBSERVE) {
 		/* Recorded by the observe actuator: what enforce would have asked. */
 		snprintf(ret->action, sizeof(ret->action), "observe");
@@ -358,7 +371,11 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 			return -ENOMEM;
 		for (size_t i = 0; i < scan->n_ranges; i++)
 			if (scan->ranges[i].ino == c->ino &&
-			    thps_bucket(&scan->geom, scan->ranges[i].utilized) <= d->lowutil_max_bucket)
+			    (!d->sizes_mask ||
+			     (d->sizes_mask & (UINT32_C(1) << thps_folio_order(thps_range_pages(
+						   &scan->ranges[i], &scan->geom))))) &&
+			    thps_bucket_n(thps_range_pages(&scan->ranges[i], &scan->geom),
+					  scan->ranges[i].utilized) <= d->lowutil_max_bucket)
 				ranges[n++] = scan->ranges[i];
 		req.ranges = ranges;
 		req.n_ranges = n;

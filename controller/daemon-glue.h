@@ -23,6 +23,8 @@ void dglue_policies_free(struct dglue_policies *p);
 size_t dglue_policies_count(const struct dglue_policies *p);
 /* The widest low-util cut of the split policies: the scan records THP ranges up to it. */
 unsigned dglue_policies_max_split_cut(const struct dglue_policies *p);
+/* The highest low-util cut (bucket) of any policy in force, the built-in default's (0) at least. */
+unsigned dglue_policies_max_cut(const struct dglue_policies *p);
 
 /* The decision engine with default budgets. Returns 0 or -errno. */
 /* scan_cpu_percent: the global CPU share of scanning, 0 = the engine default. */
@@ -38,6 +40,7 @@ struct dglue_decision {
 	uint64_t amount;   /* bytes to ask for */
 	uint64_t waste_bytes, lowutil_thps; /* at the policy's low-util cut */
 	unsigned lowutil_max_bucket;        /* the policy's low-util cut */
+	uint32_t sizes_mask; /* the policy's folio sizes, 0 = every size */
 };
 
 struct dglue_caps {

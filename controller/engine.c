@@ -63,9 +63,12 @@ void thps_engine_config_default(struct thps_engine_config *c)
 void thps_figures_from_stats(const struct thps_cgroup_stats *st, const struct thps_policy *p,
 			     const struct thps_geometry *g, double psi, struct thps_figures *ret)
 {
+	uint64_t n, z;
+
+	thps_cgroup_lowutil(st, g, p->lowutil_max_bucket, thps_policy_acted_sizes(p, g), &n, &z);
 	*ret = (struct thps_figures){
-	    .lowutil_thps = thps_hist_lowutil_thps(&st->hist, p->lowutil_max_bucket),
-	    .waste_bytes = thps_hist_lowutil_zero(&st->hist, p->lowutil_max_bucket) * g->page_size,
+	    .lowutil_thps = n,
+	    .waste_bytes = z * g->page_size,
 	    .partial_bytes = st->partial_unmapped_bytes,
 	    .memory_current = st->have_memstat ? st->memory_current : 0,
 	    .pressure_some_avg10 = psi,

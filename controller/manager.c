@@ -28,10 +28,12 @@
 #include "fileio.h"
 #include "log.h"
 #include "manager.h"
+#include "probe-measure.h"
 #include "metrics.h"
 #include "procev.h"
 #include "recollapse.h"
 #include "registrations.h"
+#include "scan-memo.h"
 #include "text.h"
 #include "thp.h"
 
@@ -87,6 +89,7 @@ struct manager {
 	uint64_t scans, scan_errors;
 	double last_scan_ts;
 	double heartbeat_ts; /* the loop's last sign of life: a pass ended or was deferred */
+	struct scan_memo *memo; /* NULL with --exact-scan */
 	char scan_error[256];
 
 	struct crecord *rec;
@@ -165,6 +168,33 @@ static json_object *json_name(const char *s)
 	return json_object_new_string(clean);
 }
 
+/* What the last pass read and what it carried from the memo: 'thpshrink explain' prints it. */
+static json_object *status_scan(const struct manager *m)
+{
+	const struct thps_scan_summary *s = &m->scan.summary;
+	struct scan_memo_figures mf;
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	scan_memo_figures(m->memo, &mf);
+	json_object_object_add(o, "folios", json_object_new_int64((int64_t)s->thps_scanned));
+	json_object_object_add(o, "folios_read", json_object_new_int64((int64_t)s->folios_read));
+	json_object_object_add(o, "folios_refreshed", json_object_new_int64((int64_t)s->folios_refreshed));
+	json_object_object_add(o, "folios_memo", json_object_new_int64((int64_t)s->folios_memo));
+	json_object_object_add(o, "read_bytes", json_object_new_int64((int64_t)s->bytes_read));
+	json_object_object_add(o, "cpu_seconds", json_object_new_double(s->cpu_ns / 1e9));
+	json_object_object_add(o, "memo", json_object_new_boolean(mf.enabled));
+	if (mf.enabled) {
+		json_object_object_add(o, "memo_entries", json_object_new_int64((int64_t)mf.entries));
+		json_object_object_add(o, "memo_bytes", json_object_new_int64((int64_t)mf.bytes));
+		json_object_object_add(o, "refresh_folios_per_pass", json_object_new_int64((int64_t)mf.refresh_folios));
+		json_object_object_add(o, "refresh_cost_us", json_object_new_double(mf.refresh_cost_us));
+		json_object_object_add(o, "full_refresh_seconds", json_object_new_double(mf.full_refresh_seconds));
+	}
+	return o;
+}
+
 static int write_status(struct manager *m)
 {
 	_cleanup_free_ char *dup = NULL;
@@ -186,6 +216,7 @@ static int write_status(struct manager *m)
 	json_object_object_add(root, "dry_run", json_object_new_boolean(m->observe_only));
 	if (m->caps.why[0])
 		json_object_object_add(root, "observe_only_reason", json_name(m->caps.why));
+	json_object_object_add(root, "scan", status_scan(m));
 	json_object_object_add(root, "cgroups", arr);
 	for (size_t i = 0; i < m->n_rec; i++) {
 		const struct crecord *c = &m->rec[i];
@@ -264,6 +295,7 @@ static int publish(struct manager *m)
 	_cleanup_free_ struct thps_metrics_cgroup_count *rcs = NULL;
 	size_t n_rcs = 0;
 	struct thps_metrics_flag flags[16];
+	struct scan_memo_figures mf;
 	_cleanup_free_ char *text = NULL;
 	size_t n_acts = 0;
 	int len, r = 0;
@@ -323,6 +355,11 @@ static int publish(struct manager *m)
 		.proc_event_overflows_total = m->proc_overflows,
 		.max_cgroups = m->o.metrics_max_cgroups,
 	};
+	scan_memo_figures(m->memo, &mf);
+	in.memo_enabled = mf.enabled;
+	in.memo_entries = mf.entries;
+	in.memo_bytes = mf.bytes;
+	in.memo_full_refresh_seconds = mf.full_refresh_seconds;
 	len = thps_metrics_format_alloc(&in, METRICS_MAX, &text);
 	free(acts);
 	free(ctrs);
@@ -471,7 +508,10 @@ static void log_recollapse(const struct manager *m, const char *cgroup, size_t n
 	log_warning("cgroup '%s': khugepaged re-collapsed %zu THPs split earlier (max_ptes_none %s); "
 		    "--set-max-ptes-none %u (thpshrink reclaim) keeps THPs of buckets 0-%u split; "
 		    "global trade-off: khugepaged then also leaves ranges with more than %u empty "
-		    "subpages as small pages, for every process; the split action backs off meanwhile",
+		    "subpages as small pages, for every process; the split action backs off meanwhile. "
+		    "Per workload instead (Linux 6.18+): the program calls prctl(PR_SET_THP_DISABLE, 1, "
+		    "PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) (or its unit sets systemd's MemoryTHP=) so "
+		    "that only ranges it madvises get THPs",
 		    cgroup, n, now, advice, bucket, advice);
 }
 
@@ -597,6 +637,8 @@ static struct scan_job *scan_job_new(struct manager *m)
 		snprintf(j->cgroup, sizeof(j->cgroup), "%s", m->o.cgroup);
 		j->opts.cgroup = j->cgroup;
 	}
+	if (m->memo)
+		scan_memo_plan(m->memo, &m->geom, dglue_policies_max_cut(m->policies), &j->opts);
 	thps_scan_init(&j->scan, &m->geom);
 	j->done_fd = -1;
 	return j;
@@ -622,6 +664,8 @@ static void pass_finish(struct manager *m, struct scan_job *j)
 	 * pass_start() defers the next pass while it is in debt. */
 	thps_engine_charge_scan(m->engine, m->last_pass_end, j->scan.summary.thps_scanned,
 				j->scan.summary.cpu_ns / 1000);
+	if (m->memo)
+		scan_memo_learn(m->memo, &j->scan.summary);
 	thps_scan_free(&m->scan);
 	m->scan = j->scan;
 	memset(&j->scan, 0, sizeof(j->scan));
@@ -922,6 +966,29 @@ static int setup_http(struct manager *m)
 	return 0;
 }
 
+/* What a split and memory.reclaim free here, measured on canary memory of our own (a scratch
+ * cgroup, removed afterwards; nothing where there is none), logged once at start. */
+static void measure_at_start(const struct thps_ctx *ctx, const struct thps_geometry *g)
+{
+	_cleanup_free_ struct thps_measure *ms = calloc(1, sizeof(*ms));
+
+	if (!ms || thps_probe_measure(ctx, g, false, ms) < 0)
+		return;
+	if (!ms->ran) {
+		log_info("Probe: %s", ms->why);
+		return;
+	}
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct thps_measure_size *z = &ms->sizes[i];
+
+		log_info("Probe measured %" PRIu64 " KiB folios [%s]: split freed %d %% of %" PRIu64
+			 " zero bytes (%u folios), memory.reclaim %d %% of %" PRIu64 "%s%s",
+			 z->size >> 10, z->mode, thps_measure_split_pct(z), z->zero_bytes, z->folios,
+			 thps_measure_reclaim_pct(z), z->reclaim_zero_bytes, z->note[0] ? "; " : "",
+			 z->note);
+	}
+}
+
 int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, struct manager **ret)
 {
 	struct manager *m = calloc(1, sizeof(*m));
@@ -944,6 +1011,12 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 		thps_geometry_default(&m->geom);
 	}
 	thps_scan_init(&m->scan, &m->geom);
+	if (!o->exact_scan) {
+		r = scan_memo_new(o->refresh_cpu_percent > 0 ? o->refresh_cpu_percent : SCAN_MEMO_REFRESH_CPU_DEFAULT,
+				  o->interval_usec, &m->memo);
+		if (r < 0)
+			return log_error_errno(r, "Failed to set up the scan memo: %m");
+	}
 
 	/* Actuators and the probe need the hierarchy's mount and version; find them once. */
 	r = thps_cgroups_find_mount(&m->ctx);
@@ -959,6 +1032,7 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 		 m->caps.split_huge_pages ? "yes" : "no", m->caps.thp_utilization ? "yes" : "no",
 		 m->caps.pagemap ? "yes" : "no", m->caps.kpageflags ? "yes" : "no");
 	log_info("Sources: %s", dglue_sources_description());
+	measure_at_start(&m->ctx, &m->geom);
 	m->observe_only = o->dry_run;
 	if (o->dry_run)
 		log_notice("--dry-run: observing every cgroup whatever the policies say");
@@ -1074,6 +1148,7 @@ void manager_free(struct manager *m)
 	}
 	free(m->rec);
 	thps_scan_free(&m->scan);
+	scan_memo_free(m->memo);
 	dglue_policies_free(m->policies);
 	thps_engine_free(m->engine);
 	free(m);

@@ -18,6 +18,8 @@ struct manager_options {
 	uint64_t max_thps_per_sec;
 	unsigned scan_cpu_percent;  /* 0 = the engine's default (5 %) */
 	size_t metrics_max_cgroups; /* per-cgroup series for at most this many; 0 = default */
+	double refresh_cpu_percent; /* the scan memo's refresh rotation; 0 = the default */
+	bool exact_scan;            /* no memo: read every folio every pass */
 	bool dry_run;
 	bool once;
 };

@@ -230,6 +230,44 @@ static void cgroup_hist(struct out *o, const struct thps_scan *s, bool zero)
 	}
 }
 
+/* Every anonymous folio size present (mTHPs and PMD THPs), with a size label in bytes:
+ * folios by bucket (the RFC's buckets scaled to the size) and the low-utilization waste. */
+static void cgroup_sizes(struct out *o, const struct thps_scan *s)
+{
+	family(o, "thpshrink_cgroup_folios", "gauge",
+	       "Anonymous large folios of the cgroup (PMD THPs and mTHPs), by size in bytes and "
+	       "utilization bucket (utilized subpages of that size).");
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		struct thps_size_figures z[THPS_MAX_ORDER];
+		size_t n = thps_cgroup_sizes(&s->cgroups[i], &s->geom, s->lowutil_max_bucket, false, z);
+
+		for (size_t k = 0; k < n; k++)
+			for (unsigned b = 0; b < THPS_BUCKETS; b++) {
+				unsigned lo, hi;
+
+				thps_bucket_range_n(z[k].subpages, b, &lo, &hi);
+				if (lo > hi)
+					continue;
+				if (!cgroup_series(o, "thpshrink_cgroup_folios", s->cgroups[i].path))
+					break;
+				put(o, ",size=\"%" PRIu64 "\",bucket=\"%u-%u\"} %" PRIu64 "\n",
+				    z[k].size_bytes, lo, hi, z[k].hist->thps[b]);
+			}
+	}
+	family(o, "thpshrink_cgroup_size_waste_bytes", "gauge",
+	       "Zero subpages of the cgroup's low-utilization folios of one size, in bytes.");
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		struct thps_size_figures z[THPS_MAX_ORDER];
+		size_t n = thps_cgroup_sizes(&s->cgroups[i], &s->geom, s->lowutil_max_bucket, false, z);
+
+		for (size_t k = 0; k < n; k++) {
+			if (!cgroup_series(o, "thpshrink_cgroup_size_waste_bytes", s->cgroups[i].path))
+				break;
+			put(o, ",size=\"%" PRIu64 "\"} %" PRIu64 "\n", z[k].size_bytes, z[k].waste_bytes);
+		}
+	}
+}
+
 static void cgroup_family(struct out *o, const struct thps_scan *s, const char *name,
 			  const char *help, size_t offset, bool only_memstat)
 {
@@ -281,6 +319,14 @@ static void scan_summary(struct out *o, const struct thps_scan *s)
 	put(o, "thpshrink_scan_shared_thps %" PRIu64 "\n", m->thps_shared);
 	family(o, "thpshrink_scan_read_bytes", "gauge", "Bytes of process memory the last scan read.");
 	put(o, "thpshrink_scan_read_bytes %" PRIu64 "\n", m->bytes_read);
+	family(o, "thpshrink_scan_folios", "gauge",
+	       "THPs the last scan counted, by how: read whole, refreshed (read until proven above the "
+	       "cut), or carried from the memo without a read.");
+	put(o, "thpshrink_scan_folios{how=\"read\"} %" PRIu64 "\n", m->folios_read);
+	put(o, "thpshrink_scan_folios{how=\"refreshed\"} %" PRIu64 "\n", m->folios_refreshed);
+	put(o, "thpshrink_scan_folios{how=\"memo\"} %" PRIu64 "\n", m->folios_memo);
+	family(o, "thpshrink_scan_read_cpu_seconds", "gauge", "CPU time the last scan spent reading THP contents.");
+	put(o, "thpshrink_scan_read_cpu_seconds %.6f\n", m->read_cpu_ns / 1e9);
 	family(o, "thpshrink_scan_processes", "gauge", "Processes the last scan walked.");
 	put(o, "thpshrink_scan_processes %" PRIu64 "\n", m->procs_scanned);
 	family(o, "thpshrink_scan_processes_skipped", "gauge",
@@ -414,6 +460,16 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 		put(&o, "\"} 1\n");
 	}
 
+	if (in->memo_enabled) {
+		family(&o, "thpshrink_scan_memo_entries", "gauge", "THPs the scan memo holds a count of.");
+		put(&o, "thpshrink_scan_memo_entries %" PRIu64 "\n", in->memo_entries);
+		family(&o, "thpshrink_scan_memo_bytes", "gauge", "Memory of the scan memo's table.");
+		put(&o, "thpshrink_scan_memo_bytes %" PRIu64 "\n", in->memo_bytes);
+		family(&o, "thpshrink_scan_full_refresh_seconds", "gauge",
+		       "Time until the refresh rotation has re-read every THP in the memo, at its current pace.");
+		put(&o, "thpshrink_scan_full_refresh_seconds %.1f\n", in->memo_full_refresh_seconds);
+	}
+
 	if (in->scan) {
 		const struct thps_scan *s = in->scan;
 
@@ -436,6 +492,7 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 			      offsetof(struct thps_cgroup_stats, memory_current), true);
 		cgroup_family(&o, s, "thpshrink_cgroup_anon_thp_bytes", "The cgroup's memory.stat anon_thp.",
 			      offsetof(struct thps_cgroup_stats, anon_thp_bytes), true);
+		cgroup_sizes(&o, s);
 		kernel_figures(&o, s);
 	}
 	if (o.overflow)

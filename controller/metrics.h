@@ -79,6 +79,12 @@ struct thps_metrics_input {
 	const struct thps_metrics_container *containers; /* the current registrations */
 	size_t n_containers;
 
+	/* the scan memo (scan-memo.h); all 0 when the daemon reads every folio */
+	bool memo_enabled;
+	uint64_t memo_entries;
+	uint64_t memo_bytes;
+	double memo_full_refresh_seconds;
+
 	bool dry_run;
 	uint64_t proc_events_total;
 	uint64_t proc_event_overflows_total;

@@ -31,6 +31,7 @@ enum key_type {
 	K_DURATION, /* integer seconds, or "30s" */
 	K_UINT,
 	K_PERCENT, /* a number */
+	K_FOLIOS,  /* folio sizes: an array of sizes like "64K", "2M" (powers of two, >= 8K) */
 };
 
 struct policy_key {
@@ -62,6 +63,9 @@ static const struct policy_key keys[] = {
      "observe: decide and report only; enforce: act"},
     {"lowutil_cut", K_CUT, 0, 9, "0", NULL, 0, OFF(lowutil_max_bucket),
      "highest histogram bucket (0-9) counted as low-utilization, or \"10%\"..\"100%\""},
+    {"sizes", K_FOLIOS, 8 * KIB, 32 * MIB, NULL, NULL, 0, OFF(sizes_mask),
+     "folio sizes the policy acts on, e.g. [\"64K\", \"2M\"] (mTHP sizes and the PMD THP "
+     "size); absent: every size. lowutil_cut applies to each size as the same fraction"},
     {"trigger", K_OBJECT, 0, 0, NULL, NULL, NEED_ONE | RESETS, 0,
      "when to act; any trigger given fires on its own"},
     {"trigger.min_waste", K_SIZE, 2 * MIB, TIB, "64M", NULL, 0, OFF(trigger_min_waste),
@@ -338,7 +342,7 @@ static bool int_in(const struct pjson *j, double min, double max, double *ret)
 
 static void range_text(const struct policy_key *k, double v, char *buf, size_t size)
 {
-	if (k->type == K_SIZE)
+	if (k->type == K_SIZE || k->type == K_FOLIOS)
 		thps_format_size((uint64_t)v, buf, size);
 	else if (k->type == K_DURATION)
 		thps_format_duration((uint64_t)v, buf, size);
@@ -440,6 +444,33 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 		for (w = strtok_r(want, "|", &save); w; w = strtok_r(NULL, "|", &save))
 			ln += snprintf(list + ln, sizeof(list) - ln, "%s\"%s\"", ln ? ", " : "", w);
 		return verr(v, j->line, j->col, path, "expected one of %s, got %s", list, got);
+	}
+	case K_FOLIOS: {
+		uint32_t mask = 0;
+
+		if (j->type != PJSON_ARRAY || j->n_items < 1 || j->n_items > 16)
+			return verr(v, j->line, j->col, path,
+				    "expected an array of 1 to 16 folio sizes like [\"64K\", \"2M\"], "
+				    "got %s",
+				    got);
+		for (size_t i = 0; i < j->n_items; i++) {
+			const struct pjson *e = &j->items[i];
+			char ipath[300];
+
+			snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+			render(e, got, sizeof(got));
+			if (e->type != PJSON_STRING || thps_parse_size(e->str, &u) < 0 ||
+			    u < k->min || u > k->max || (u & (u - 1)) || u % 4096) {
+				verr(v, e->line, e->col, ipath,
+				     "expected a folio size, a power of two from %s to %s like \"64K\", "
+				     "got %s",
+				     lo, hi, got);
+				continue;
+			}
+			mask |= UINT32_C(1) << __builtin_ctzll(u / 4096);
+		}
+		*(uint32_t *)field = mask;
+		return 0;
 	}
 	case K_CUT:
 		if (int_in(j, k->min, k->max, &d)) {
@@ -841,7 +872,7 @@ void thps_policy_print_keys(FILE *f)
 	    [K_OBJECT] = "object",   [K_NAME] = "name",		[K_CGROUP] = "glob",
 	    [K_NAMES] = "glob(s)",   [K_ENUM] = "enum",		[K_CUT] = "bucket|percent",
 	    [K_SIZE] = "size",	     [K_DURATION] = "duration", [K_UINT] = "integer",
-	    [K_PERCENT] = "percent",
+	    [K_PERCENT] = "percent", [K_FOLIOS] = "sizes",
 	};
 
 	for (size_t t = 0; t < ELEMENTSOF(keys); t++) {
@@ -872,4 +903,16 @@ void thps_policy_init_defaults(struct thps_policy *p)
 void thps_policy_clear(struct thps_policy *p)
 {
 	policy_clear(p);
+}
+
+uint32_t thps_policy_acted_sizes(const struct thps_policy *p, const struct thps_geometry *g)
+{
+	uint32_t all = p->sizes_mask ? p->sizes_mask : ~UINT32_C(0);
+	int pmd = thps_folio_order(g->subpages);
+
+	if (p->action == THPS_POLICY_RECLAIM && pmd >= 0) {
+		all &= UINT32_C(1) << pmd;
+		return all ? all : UINT32_C(1) << 31; /* no size at all: nothing counts */
+	}
+	return p->sizes_mask;
 }

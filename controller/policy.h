@@ -17,6 +17,7 @@
  * When nothing matches, the built-in policy "(builtin)" applies: it observes only. */
 #pragma once
 #include "macro.h"
+#include "thp.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,7 +44,8 @@ struct thps_policy {
 	char *match_container[THPS_POLICY_MAX_CONTAINERS];
 	size_t n_match_container;
 	enum thps_policy_mode mode;
-	unsigned lowutil_max_bucket;  /* THPs in buckets 0..this are low-utilization */
+	unsigned lowutil_max_bucket;  /* folios of every size in buckets 0..this are low-util */
+	uint32_t sizes_mask;          /* folio sizes acted on, bit o = 2^o pages; 0 = every size */
 	uint64_t trigger_min_waste;   /* bytes; 0 = this trigger is off */
 	uint64_t trigger_growth_thps; /* 0 = this trigger is off */
 	uint64_t trigger_growth_window_usec;
@@ -59,6 +61,11 @@ struct thps_policy {
 	unsigned spec_container, spec_components, spec_prefix;
 	size_t order;
 };
+
+/* The folio sizes (bit o = 2^o pages) whose waste the policy's action can give back: its
+ * "sizes" (every size when absent), and for "action": "reclaim" only the PMD size, the one
+ * size the kernel's underused-THP shrinker splits under memory.reclaim. */
+uint32_t thps_policy_acted_sizes(const struct thps_policy *p, const struct thps_geometry *g);
 
 struct thps_policy_set {
 	struct thps_policy *policies;

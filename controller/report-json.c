@@ -44,14 +44,13 @@ static void json_u64_or_null(FILE *f, bool have, uint64_t v)
 		fputs("null", f);
 }
 
-static void json_buckets(FILE *f, const struct thps_geometry *g, const struct thps_hist *h,
-			 const char *ind)
+static void json_buckets_n(FILE *f, uint32_t nr, const struct thps_hist *h, const char *ind)
 {
 	fputs("[\n", f);
 	for (unsigned b = 0; b < THPS_BUCKETS; b++) {
 		unsigned lo, hi;
 
-		thps_bucket_range(g, b, &lo, &hi);
+		thps_bucket_range_n(nr, b, &lo, &hi);
 		fprintf(f,
 			"%s  {\"bucket\": %u, \"lo\": %u, \"hi\": %u, \"thps\": %" PRIu64
 			", \"zero_subpages\": %" PRIu64 "}%s\n",
@@ -61,9 +60,42 @@ static void json_buckets(FILE *f, const struct thps_geometry *g, const struct th
 	fprintf(f, "%s]", ind);
 }
 
+static void json_buckets(FILE *f, const struct thps_geometry *g, const struct thps_hist *h,
+			 const char *ind)
+{
+	json_buckets_n(f, g->subpages, h, ind);
+}
+
+/* "sizes": one entry per folio size present (PMD THPs and mTHPs), smallest first. A bucket
+ * that no utilization of so small a folio reaches has lo > hi and stays empty. */
+static void json_sizes(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+		       unsigned cut, const char *ind)
+{
+	struct thps_size_figures z[THPS_MAX_ORDER];
+	size_t n = thps_cgroup_sizes(c, &scan->geom, cut, false, z);
+	char in2[32];
+
+	snprintf(in2, sizeof(in2), "%s    ", ind);
+	fprintf(f, "%s\"sizes\": [%s", ind, n ? "\n" : "");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f,
+			"%s  {\n%s\"size\": %" PRIu64 ",\n%s\"subpages\": %" PRIu32
+			",\n%s\"folios\": %" PRIu64 ",\n%s\"zero_subpages\": %" PRIu64
+			",\n%s\"lowutil_folios\": %" PRIu64 ",\n%s\"waste_bytes\": %" PRIu64
+			",\n%s\"partial_folios\": %" PRIu64 ",\n%s\"partial_unmapped_bytes\": %" PRIu64
+			",\n%s\"buckets\": ",
+			ind, in2, z[i].size_bytes, in2, z[i].subpages, in2, z[i].folios, in2,
+			z[i].zero_subpages, in2, z[i].lowutil_folios, in2, z[i].waste_bytes, in2,
+			z[i].partial_folios, in2, z[i].partial_unmapped_bytes, in2);
+		json_buckets_n(f, z[i].subpages, z[i].hist, in2);
+		fprintf(f, "\n%s  }%s\n", ind, i + 1 < n ? "," : "");
+	}
+	fprintf(f, "%s]", n ? ind : "");
+}
+
 /* The figures a cgroup and the total share. ind is the indent of the object's members. */
 static void json_figures(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c,
-			 const char *ind)
+			 unsigned cut, const char *ind)
 {
 	fprintf(f, "%s\"thps\": %" PRIu64 ",\n", ind, thps_hist_thps(&c->hist));
 	fprintf(f, "%s\"zero_subpages\": %" PRIu64 ",\n", ind, thps_hist_zero_subpages(&c->hist));
@@ -73,10 +105,12 @@ static void json_figures(FILE *f, const struct thps_scan *scan, const struct thp
 	fprintf(f, "%s\"partial_unmapped_bytes\": %" PRIu64 ",\n", ind, c->partial_unmapped_bytes);
 	fprintf(f, "%s\"buckets\": ", ind);
 	json_buckets(f, &scan->geom, &c->hist, ind);
+	fputs(",\n", f);
+	json_sizes(f, scan, c, cut, ind);
 }
 
 static void json_cgroup(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c,
-			bool last)
+			unsigned cut, bool last)
 {
 	fputs("    {\n      \"path\": ", f);
 	thps_json_string(f, c->path);
@@ -86,7 +120,7 @@ static void json_cgroup(FILE *f, const struct thps_scan *scan, const struct thps
 	fputs(",\n      \"anon_thp_bytes\": ", f);
 	json_u64_or_null(f, c->have_memstat, c->anon_thp_bytes);
 	fputs(",\n", f);
-	json_figures(f, scan, c, "      ");
+	json_figures(f, scan, c, cut, "      ");
 	fprintf(f, "\n    }%s\n", last ? "" : ",");
 }
 
@@ -188,11 +222,11 @@ int thps_report_json(FILE *f, const struct thps_scan *scan, const struct thps_re
 	fprintf(f, "},\n  \"lowutil_max_bucket\": %u,\n", opts->lowutil_max_bucket);
 	fputs(n ? "  \"cgroups\": [\n" : "  \"cgroups\": [],\n", f);
 	for (ssize_t i = 0; i < n; i++)
-		json_cgroup(f, scan, order[i], i + 1 == n);
+		json_cgroup(f, scan, order[i], opts->lowutil_max_bucket, i + 1 == n);
 	if (n)
 		fputs("  ],\n", f);
 	fputs("  \"total\": {\n", f);
-	json_figures(f, scan, &scan->total, "    ");
+	json_figures(f, scan, &scan->total, opts->lowutil_max_bucket, "    ");
 	fputs("\n  },\n  \"kernel_hist\": ", f);
 	json_kernel(f, scan);
 	fputs(",\n  \"vmstat\": ", f);

@@ -16,11 +16,13 @@ static void print_bytes(FILE *f, const char *label, uint64_t bytes)
 	fprintf(f, "  %-24s %s (%" PRIu64 " bytes)\n", label, h, bytes);
 }
 
-/* The RFC's two columns per bucket; kernel, when not NULL, adds the kernel's own two. */
-static void print_hist(FILE *f, const struct thps_geometry *g, const struct thps_hist *h,
-		       const struct thps_hist *kernel)
+/* The RFC's two columns per bucket, for folios of nr subpages; kernel, when not NULL, adds the
+ * kernel's own two. Buckets that no utilization of so small a folio reaches are left out. */
+static void print_hist(FILE *f, uint32_t nr, const struct thps_hist *h,
+		       const struct thps_hist *kernel, bool pmd)
 {
-	fprintf(f, "  %-18s %10s %14s", "utilized subpages", "THPs", "zero subpages");
+	fprintf(f, "  %-18s %10s %14s", "utilized subpages", pmd ? "THPs" : "folios",
+		"zero subpages");
 	if (kernel)
 		fprintf(f, "  | %12s %14s", "kernel THPs", "kernel zero");
 	fputc('\n', f);
@@ -28,7 +30,9 @@ static void print_hist(FILE *f, const struct thps_geometry *g, const struct thps
 		unsigned lo, hi;
 		char label[32];
 
-		thps_bucket_range(g, b, &lo, &hi);
+		thps_bucket_range_n(nr, b, &lo, &hi);
+		if (lo > hi)
+			continue;
 		snprintf(label, sizeof(label), "%u-%u", lo, hi);
 		fprintf(f, "  %-18s %10" PRIu64 " %14" PRIu64, label, h->thps[b],
 			h->zero_subpages[b]);
@@ -39,16 +43,67 @@ static void print_hist(FILE *f, const struct thps_geometry *g, const struct thps
 	}
 }
 
+/* One table per folio size present: the PMD size as ever ("THPs"), then each smaller size
+ * (mTHP) under a title line. The PMD table is shown alone, untitled, when nothing else is. */
+static void print_size_tables(FILE *f, const struct thps_geometry *g,
+			      const struct thps_cgroup_stats *c, const struct thps_hist *kernel,
+			      unsigned cut)
+{
+	struct thps_size_figures z[THPS_MAX_ORDER];
+	size_t n = thps_cgroup_sizes(c, g, cut, false, z);
+
+	if (n == 0 || (n == 1 && z[0].subpages == g->subpages) || kernel) {
+		print_hist(f, g->subpages, &c->hist, kernel, true);
+		if (n <= 1 && (n == 0 || z[0].subpages == g->subpages))
+			return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char sz[32], w[32];
+
+		if (kernel && z[i].subpages == g->subpages)
+			continue;
+		thps_format_folio_size(sz, sizeof(sz), z[i].size_bytes);
+		thps_format_bytes(w, sizeof(w), z[i].waste_bytes);
+		fprintf(f, "  %s %s (%u subpages): %" PRIu64 " folios, %" PRIu64
+			" low-utilization, waste %s (%" PRIu64 " bytes)",
+			sz, z[i].subpages == g->subpages ? "THPs" : "folios", z[i].subpages,
+			z[i].folios, z[i].lowutil_folios, w, z[i].waste_bytes);
+		if (z[i].partial_folios)
+			fprintf(f, ", %" PRIu64 " partially mapped", z[i].partial_folios);
+		fputc('\n', f);
+		if (z[i].folios)
+			print_hist(f, z[i].subpages, z[i].hist, NULL, z[i].subpages == g->subpages);
+	}
+}
+
 static void print_figures(FILE *f, const struct thps_geometry *g, const struct thps_cgroup_stats *c,
 			  unsigned cut)
 {
+	struct thps_size_figures z[THPS_MAX_ORDER];
+	size_t n = thps_cgroup_sizes(c, g, cut, true, z);
 	unsigned lo, hi, cut_lo, cut_hi;
+	uint64_t smaller = 0;
 
 	thps_bucket_range(g, 0, &lo, &hi);
 	thps_bucket_range(g, MIN(cut, THPS_BUCKETS - 1), &cut_lo, &cut_hi);
+	for (size_t i = 0; i < n; i++)
+		if (z[i].subpages != g->subpages)
+			smaller += z[i].folios;
 	fprintf(f, "  %-24s %" PRIu64 "\n", "THPs", thps_hist_thps(&c->hist));
-	fprintf(f, "  %-24s %" PRIu64 " (utilized %u-%u subpages)\n", "low-utilization THPs",
+	if (smaller)
+		fprintf(f, "  %-24s %" PRIu64 "\n", "smaller folios (mTHP)", smaller);
+	fprintf(f, "  %-24s %" PRIu64 " (utilized %u-%u subpages", "low-utilization THPs",
 		c->lowutil_thps, lo, cut_hi);
+	for (size_t i = 0; i < n && smaller; i++) {
+		char sz[32];
+
+		if (z[i].subpages == g->subpages || !z[i].folios)
+			continue;
+		thps_bucket_range_n(z[i].subpages, MIN(cut, THPS_BUCKETS - 1), &cut_lo, &cut_hi);
+		thps_format_folio_size(sz, sizeof(sz), z[i].size_bytes);
+		fprintf(f, "; %s: 0-%u of %u", sz, cut_hi, z[i].subpages);
+	}
+	fputs(")\n", f);
 	print_bytes(f, "waste (zero subpages)", c->waste_bytes);
 	fprintf(f, "  %-24s %" PRIu64 "\n", "partially mapped THPs", c->partial_thps);
 	print_bytes(f, "partial unmapped", c->partial_unmapped_bytes);
@@ -98,7 +153,7 @@ static void print_cgroup(FILE *f, const struct thps_scan *scan, const struct thp
 	fputs("cgroup ", f);
 	print_name(f, c->path);
 	fprintf(f, " (inode %" PRIu64 ")\n", c->ino);
-	print_hist(f, &scan->geom, &c->hist, NULL);
+	print_size_tables(f, &scan->geom, c, NULL, cut);
 	print_figures(f, &scan->geom, c, cut);
 	if (c->have_memstat) {
 		print_bytes(f, "memory.current", c->memory_current);
@@ -112,8 +167,8 @@ static void print_total(FILE *f, const struct thps_scan *scan, unsigned cut)
 	fprintf(f, "machine total%s\n",
 		scan->have_kernel_hist ? " (beside it: the kernel's thp_utilization, machine-wide)"
 				       : "");
-	print_hist(f, &scan->geom, &scan->total.hist,
-		   scan->have_kernel_hist ? &scan->kernel_hist : NULL);
+	print_size_tables(f, &scan->geom, &scan->total,
+			  scan->have_kernel_hist ? &scan->kernel_hist : NULL, cut);
 	print_figures(f, &scan->geom, &scan->total, cut);
 	if (scan->have_kernel_hist)
 		fprintf(f, "  %-24s last scan at %.2f s, took %.2f s\n", "kernel thp_utilization",
@@ -125,8 +180,11 @@ static void print_none(FILE *f, const struct thps_scan *scan, const struct thps_
 {
 	const char *hint;
 	const char *mode = o->thp_mode ? o->thp_mode : "unknown";
+	bool mthp = o->mthp_modes && *o->mthp_modes;
 
-	if (!strcmp(mode, "never"))
+	if (!strcmp(mode, "never") && mthp)
+		hint = "no PMD-size THPs; the smaller sizes follow their own modes";
+	else if (!strcmp(mode, "never"))
 		hint = "the kernel allocates no THPs at all";
 	else if (!strcmp(mode, "madvise"))
 		hint = "only memory a program madvise(MADV_HUGEPAGE)s gets THPs";
@@ -141,7 +199,8 @@ static void print_none(FILE *f, const struct thps_scan *scan, const struct thps_
 		fputs("\n\n", f);
 		return;
 	}
-	fprintf(f, "no anonymous THPs found in %" PRIu64 " process%s", scan->summary.procs_scanned,
+	fprintf(f, "no anonymous THPs%s found in %" PRIu64 " process%s",
+		mthp ? " nor smaller large folios (mTHP)" : "", scan->summary.procs_scanned,
 		scan->summary.procs_scanned == 1 ? "" : "es");
 	if (o->pid > 0)
 		fprintf(f, " (pid %d)", (int)o->pid);
@@ -150,7 +209,10 @@ static void print_none(FILE *f, const struct thps_scan *scan, const struct thps_
 		print_name(f, o->cgroup);
 		fputc(')', f);
 	}
-	fprintf(f, "; THP mode is [%s]: %s\n\n", mode, hint);
+	fprintf(f, "; THP mode is [%s]: %s", mode, hint);
+	if (mthp)
+		fprintf(f, "; mTHP sizes: %s", o->mthp_modes);
+	fputs("\n\n", f);
 }
 
 static void print_summary(FILE *f, const struct thps_scan *scan)

@@ -23,6 +23,8 @@ struct thps_source_status {
 struct thps_report_opts {
 	unsigned lowutil_max_bucket; /* the cut the scan used (thps_scan_finish) */
 	const char *thp_mode;	     /* "madvise" (the bracketed word), or NULL if unknown */
+	const char *mthp_modes;	     /* "16kB never, 64kB always": the sizes below the PMD
+				      * size, set when one is enabled; NULL: none or all "never" */
 	pid_t pid;		     /* filter the scan used, 0 = none */
 	const char *cgroup;	     /* filter the scan used, NULL = none */
 	const struct thps_source_status *sources;

@@ -8,17 +8,30 @@
 
 #include "thp.h"
 
+/* Per folio size below the PMD size (mTHP, Linux 6.8+), indexed by order in
+ * thps_cgroup_stats.mthp: anonymous folios fully mapped by PTEs in one process, and the
+ * folios of that size mapped only in part. */
+struct thps_size_stats {
+	struct thps_hist hist;
+	uint64_t partial_folios;
+	uint64_t partial_unmapped_bytes;
+};
+
 /* Per memory cgroup. ino is what /proc/kpagecgroup reports for pages charged to it. */
 struct thps_cgroup_stats {
 	uint64_t ino;
 	char *path; /* relative to the cgroup mount, "/" for the root; malloc'd */
 
-	/* scanner: PMD-mapped anonymous THPs */
+	/* scanner: PMD-size anonymous THPs (PMD-mapped, or fully mapped by PTEs) */
 	struct thps_hist hist;
-	uint64_t lowutil_thps;  /* THPs in buckets <= scan opts lowutil_max_bucket */
-	uint64_t waste_bytes;   /* zero subpages of those THPs × page size */
+	/* scanner: smaller anonymous folios (mTHP), by order; [0] and orders >= the PMD's unused.
+	 * Use thps_cgroup_size_hist() to walk every size including the PMD one. */
+	struct thps_size_stats mthp[THPS_MAX_ORDER];
+	uint64_t lowutil_thps;  /* folios of every size in buckets <= lowutil_max_bucket */
+	uint64_t waste_bytes;   /* zero subpages of those folios × page size */
 
-	/* scanner: THP folios mapped only partly by PTEs (allocators' MADV_DONTNEED) */
+	/* scanner: large folios (every size) mapped only partly by PTEs (allocators'
+	 * MADV_DONTNEED); the PMD size's share is partial_thps - sum of mthp[].partial_folios */
 	uint64_t partial_thps;
 	uint64_t partial_unmapped_bytes;
 
@@ -56,7 +69,12 @@ static inline uint64_t thps_vmstat_value(const struct thps_vmstat *v, size_t i)
 struct thps_scan_summary {
 	uint64_t procs_scanned;
 	uint64_t procs_skipped;    /* exited, changed or unreadable mid-scan: never fatal */
-	uint64_t thps_scanned;     /* distinct THPs whose contents were read */
+	uint64_t thps_scanned;     /* distinct THPs counted (read, or carried from the memo) */
+	uint64_t folios_read;      /* ... whose contents were read whole */
+	uint64_t folios_refreshed; /* ... read in the memo's refresh rotation (until proven above the cut) */
+	uint64_t folios_memo;      /* ... whose count was carried from the memo without a read */
+	uint64_t read_cpu_ns;      /* CPU spent reading contents (whole reads and refreshes) */
+	uint64_t refresh_cpu_ns;   /* ... of it, by the refresh rotation */
 	uint64_t thps_shared;      /* further mappings of an already counted THP (same PFN) */
 	uint64_t bytes_read;
 	uint64_t wall_ns;
@@ -73,7 +91,15 @@ struct thps_thp_range {
 	uint64_t pfn;           /* head PFN */
 	uint64_t ino;           /* memcg */
 	uint32_t utilized;
+	uint32_t pages;         /* folio size in pages; 0 = the PMD size (geometry subpages) */
 };
+/* A range's folio size in pages. */
+static inline uint32_t thps_range_pages(const struct thps_thp_range *r, const struct thps_geometry *g)
+{
+	return r->pages ? r->pages : g->subpages;
+}
+
+struct thps_memo; /* plugins/scanner/memo.h */
 
 struct thps_scan_opts {
 	pid_t pid;                  /* 0 = every process */
@@ -82,10 +108,17 @@ struct thps_scan_opts {
 	unsigned lowutil_max_bucket;/* low-util cut, default 0 (the RFC's bucket 0) */
 	bool record_ranges;         /* keep thps_thp_range for low-util THPs */
 	unsigned record_max_bucket; /* ... also up to this bucket (a policy's wider cut) */
+	/* The daemon's memo of what earlier passes read (memo.h); NULL: read every folio, exact
+	 * (the CLI). Counts at or below memo_exact_max_per512 (of 512 subpages, scaled to each
+	 * folio's size) are re-read every pass; memo_refresh_folios others get their turn. */
+	struct thps_memo *memo;
+	unsigned memo_exact_max_per512;
+	uint64_t memo_refresh_folios;
 };
 
 struct thps_scan {
 	struct thps_geometry geom;
+	unsigned lowutil_max_bucket; /* the cut of the last thps_scan_finish() */
 	struct thps_cgroup_stats *cgroups;
 	size_t n_cgroups;
 	size_t cap_cgroups;
@@ -108,6 +141,37 @@ struct thps_scan {
 };
 
 void thps_scan_init(struct thps_scan *s, const struct thps_geometry *g);
+/* The histogram of folios of 2^order pages in c (the PMD size: c->hist), or NULL for an order
+ * the scanner does not count (0, above the PMD's). */
+struct thps_hist *thps_cgroup_size_hist(struct thps_cgroup_stats *c, const struct thps_geometry *g,
+					unsigned order);
+/* Folios of every size / of 2^order pages in c. */
+uint64_t thps_cgroup_folios(const struct thps_cgroup_stats *c, const struct thps_geometry *g);
+/* One folio size's figures, as the report, the JSON and the metrics show them. */
+struct thps_size_figures {
+	unsigned order;
+	uint32_t subpages;
+	uint64_t size_bytes;
+	const struct thps_hist *hist;
+	uint64_t folios, zero_subpages, lowutil_folios, waste_bytes;
+	uint64_t partial_folios, partial_unmapped_bytes;
+};
+/* The sizes present in c (folios or partial folios), smallest first, at most THPS_MAX_ORDER.
+ * With always_pmd, the PMD size is there even when empty (for tables that always show it).
+ * Returns how many were filled. */
+size_t thps_cgroup_sizes(const struct thps_cgroup_stats *c, const struct thps_geometry *g,
+			 unsigned cut, bool always_pmd, struct thps_size_figures *ret);
+/* Low-utilization folios and their zero subpages (at cut) over the sizes in orders_mask (bit o
+ * = folios of 2^o pages; 0 = every size): what a policy limited to some sizes acts on. */
+void thps_cgroup_lowutil(const struct thps_cgroup_stats *c, const struct thps_geometry *g,
+			 unsigned cut, uint32_t orders_mask, uint64_t *ret_folios, uint64_t *ret_zero);
+
+/* "64 KiB", "2 MiB": a folio size. */
+void thps_format_folio_size(char *buf, size_t size, uint64_t bytes);
+
+/* Partial folios and unmapped bytes of one size (the PMD size's derived from the totals). */
+void thps_cgroup_size_partial(const struct thps_cgroup_stats *c, const struct thps_geometry *g,
+			      unsigned order, uint64_t *ret_folios, uint64_t *ret_unmapped);
 void thps_scan_free(struct thps_scan *s);
 /* Finds or adds the entry for ino. path may be NULL (filled later). Returns it or NULL (ENOMEM). */
 struct thps_cgroup_stats *thps_scan_cgroup(struct thps_scan *s, uint64_t ino, const char *path);

@@ -25,7 +25,8 @@ int thps_geometry_load(const struct thps_ctx *ctx, struct thps_geometry *ret)
 	r = read_u64_file(path, &thp_size);
 	if (r < 0)
 		return r;
-	if (ps <= 0 || thp_size < (uint64_t)ps || thp_size % ps || thp_size / ps > 65536)
+	if (ps <= 0 || thp_size < (uint64_t)ps || thp_size % ps || thp_size / ps > (UINT64_C(1) << THPS_MAX_ORDER) ||
+	    thps_folio_order(thp_size / ps) < 0)
 		return -EINVAL;
 	ret->page_size = ps;
 	ret->thp_size = thp_size;
@@ -33,17 +34,35 @@ int thps_geometry_load(const struct thps_ctx *ctx, struct thps_geometry *ret)
 	return 0;
 }
 
-unsigned thps_bucket(const struct thps_geometry *g, unsigned utilized)
+int thps_folio_order(uint32_t nr)
 {
-	unsigned b = (unsigned)((uint64_t)utilized * THPS_BUCKETS / g->subpages);
+	if (nr == 0 || (nr & (nr - 1)) || nr > (UINT32_C(1) << THPS_MAX_ORDER))
+		return -1;
+	return __builtin_ctz(nr);
+}
+
+unsigned thps_bucket_n(uint32_t nr, unsigned utilized)
+{
+	unsigned b = nr ? (unsigned)((uint64_t)utilized * THPS_BUCKETS / nr) : 0;
 
 	return b >= THPS_BUCKETS ? THPS_BUCKETS - 1 : b;
 }
 
+unsigned thps_bucket(const struct thps_geometry *g, unsigned utilized)
+{
+	return thps_bucket_n(g->subpages, utilized);
+}
+
 void thps_bucket_range(const struct thps_geometry *g, unsigned b, unsigned *lo, unsigned *hi)
 {
-	/* Smallest u with u*10/n >= b is ceil(b*n/10). */
-	uint64_t n = g->subpages;
+	thps_bucket_range_n(g->subpages, b, lo, hi);
+}
+
+void thps_bucket_range_n(uint32_t nr, unsigned b, unsigned *lo, unsigned *hi)
+{
+	/* Smallest u with u*10/n >= b is ceil(b*n/10). A bucket that no utilization reaches
+	 * (small folios: 2 subpages reach 0, 5 and 9 only) has lo > hi. */
+	uint64_t n = nr;
 
 	*lo = (unsigned)((b * n + THPS_BUCKETS - 1) / THPS_BUCKETS);
 	*hi = b >= THPS_BUCKETS - 1 ? (unsigned)n
@@ -60,13 +79,18 @@ unsigned thps_max_ptes_none_advice(const struct thps_geometry *g, unsigned max_b
 
 void thps_hist_add(struct thps_hist *h, const struct thps_geometry *g, unsigned utilized)
 {
+	thps_hist_add_n(h, g->subpages, utilized);
+}
+
+void thps_hist_add_n(struct thps_hist *h, uint32_t nr, unsigned utilized)
+{
 	unsigned b;
 
-	if (utilized > g->subpages)
-		utilized = g->subpages;
-	b = thps_bucket(g, utilized);
+	if (utilized > nr)
+		utilized = nr;
+	b = thps_bucket_n(nr, utilized);
 	h->thps[b]++;
-	h->zero_subpages[b] += g->subpages - utilized;
+	h->zero_subpages[b] += nr - utilized;
 }
 
 void thps_hist_merge(struct thps_hist *dst, const struct thps_hist *src)

@@ -5,6 +5,9 @@
 #include "context.h"
 
 #define THPS_BUCKETS 10
+/* Largest folio order counted per size (2^13 pages: 32 MiB folios of 4 KiB pages, a 512 MiB
+ * PMD of 64 KiB pages); thps_geometry_load() refuses a PMD size above it. */
+#define THPS_MAX_ORDER 13
 
 struct thps_geometry {
 	uint32_t page_size; /* sysconf(_SC_PAGESIZE) */
@@ -20,6 +23,13 @@ void thps_geometry_default(struct thps_geometry *ret);
 
 /* The RFC's bucket: min(utilized * 10 / subpages, 9). */
 unsigned thps_bucket(const struct thps_geometry *g, unsigned utilized);
+/* The same for a folio of nr subpages (any size, 2 .. 2^THPS_MAX_ORDER): the RFC's 10
+ * buckets scaled to the folio, min(utilized * 10 / nr, 9); a cut at bucket b is the same
+ * utilization fraction for every size. */
+unsigned thps_bucket_n(uint32_t nr, unsigned utilized);
+void thps_bucket_range_n(uint32_t nr, unsigned b, unsigned *lo, unsigned *hi);
+/* The order of a folio of nr pages (a power of two), or -1 when nr is none or too large. */
+int thps_folio_order(uint32_t nr);
 /* The utilized-subpage range [lo, hi] that thps_bucket() really maps to bucket b
  * (0-51, 52-102, ... for 512 subpages), not the RFC's printed labels. */
 void thps_bucket_range(const struct thps_geometry *g, unsigned b, unsigned *lo, unsigned *hi);
@@ -36,6 +46,8 @@ struct thps_hist {
 };
 
 void thps_hist_add(struct thps_hist *h, const struct thps_geometry *g, unsigned utilized);
+/* Adds one folio of nr subpages of which utilized hold data, zero = nr - utilized. */
+void thps_hist_add_n(struct thps_hist *h, uint32_t nr, unsigned utilized);
 void thps_hist_merge(struct thps_hist *dst, const struct thps_hist *src);
 uint64_t thps_hist_thps(const struct thps_hist *h);
 uint64_t thps_hist_zero_subpages(const struct thps_hist *h);

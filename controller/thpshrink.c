@@ -7,7 +7,8 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: thpshrink COMMAND [OPTIONS]\n\n"
+	fprintf(f, "Usage: thpshrink COMMAND [OPTIONS]\n"
+		   "       thpshrink --version | --help\n\n"
 		   "Measures how much memory anonymous transparent huge pages waste, per cgroup,\n"
 		   "and gives it back.\n\nCommands:\n");
 	for (const struct thps_cli_command *c = thps_cli_commands; c->name; c++)

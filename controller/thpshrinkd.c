@@ -36,6 +36,10 @@ static void help(void)
 	       "  --max-thps-per-sec N       scanner rate budget (default 0 = unlimited)\n"
 	       "  --scan-cpu PERCENT         average share of one CPU passes may use; a pass that\n"
 	       "                             overspends delays the next ones (default 5)\n"
+	       "  --refresh-cpu PERCENT      share of one CPU for re-reading well-used THPs the last\n"
+	       "                             passes counted (default 0.7); THPs near a policy's cut\n"
+	       "                             and changed ones are read every pass\n"
+	       "  --exact-scan               read every THP every pass (no memo)\n"
 	       "  --state-dir DIR            status.json for 'thpshrink explain' (default " RUNSTATEDIR "/thpshrink)\n"
 	       "  --registrations-dir DIR    container registrations (default " RUNSTATEDIR "/thpshrink/containers; none = off)\n"
 	       "  --cgroup PATH              only watch this cgroup subtree (default: all)\n"
@@ -46,7 +50,7 @@ static void help(void)
 
 static int parse_args(int argc, char **argv, struct manager_options *o)
 {
-	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION, O_CGROUP, O_SCANCPU, O_MAXCG };
+	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION, O_CGROUP, O_SCANCPU, O_MAXCG, O_REFRESH, O_EXACT };
 	static const struct option opts[] = {
 		{ "policy-dir", required_argument, NULL, O_POLICY },
 		{ "listen", required_argument, NULL, O_LISTEN },
@@ -56,6 +60,8 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 		{ "max-thps-per-sec", required_argument, NULL, O_MAXTHPS },
 		{ "scan-cpu", required_argument, NULL, O_SCANCPU },
 		{ "metrics-max-cgroups", required_argument, NULL, O_MAXCG },
+		{ "refresh-cpu", required_argument, NULL, O_REFRESH },
+		{ "exact-scan", no_argument, NULL, O_EXACT },
 		{ "state-dir", required_argument, NULL, O_STATE },
 		{ "registrations-dir", required_argument, NULL, O_REGS },
 		{ "once", no_argument, NULL, O_ONCE },
@@ -110,6 +116,17 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 			}
 			o->metrics_max_cgroups = (size_t)v;
 			break;
+		case O_REFRESH: {
+			char *end;
+			double d = strtod(optarg, &end);
+			if (end == optarg || *end || !(d > 0 && d <= 100)) {
+				log_error("--refresh-cpu '%s': expected a percentage of one CPU above 0, at most 100 (e.g. 0.5)", optarg);
+				return -EINVAL;
+			}
+			o->refresh_cpu_percent = d;
+			break;
+		}
+		case O_EXACT: o->exact_scan = true; break;
 		case O_STATE: o->state_dir = optarg; break;
 		case O_REGS: o->registrations_dir = optarg; break;
 		case O_ONCE: o->once = true; break;

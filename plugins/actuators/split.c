@@ -1,5 +1,6 @@
-/* split: splits exactly the low-utilization THPs the scanner found, one by one, through debugfs
- * split_huge_pages ("PID,0xSTART,0xEND" of that one THP). Each THP is looked at again just
+/* split: splits exactly the low-utilization THPs and mTHP folios (any size) the scanner found,
+ * one by one, to order 0 through debugfs split_huge_pages ("PID,0xSTART,0xEND" of that one
+ * folio). Each THP is looked at again just
  * before its split — same process, same head PFN, still at most the low-util cut — so a THP
  * that filled up since the scan is never split. Only useful where a split frees the zero
  * subpages (>= 6.12 or the RFC); elsewhere it refuses and says why. */
@@ -16,6 +17,7 @@
 #include "scanner/scanner.h"
 
 #define KPF_COMPOUND_HEAD 15
+#define KPF_COMPOUND_TAIL 16
 #define KPF_THP 22
 #define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 #define PM_PRESENT (UINT64_C(1) << 63)
@@ -48,12 +50,18 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 	_cleanup_free_ unsigned char *data = NULL;
 	char path[PATH_MAX], rel[64];
 	uint64_t st, flags;
-	uint32_t used = 0;
+	uint32_t used = 0, nr = thps_range_pages(r, g);
+	uint64_t len = (uint64_t)nr * g->page_size;
 	unsigned b;
 	int k;
 
-	if (r->start % g->thp_size) {
-		snprintf(why, size, "0x%llx is not THP aligned", (unsigned long long)r->start);
+	if (thps_folio_order(nr) <= 0 || nr > g->subpages) {
+		snprintf(why, size, "a folio of %u pages is no THP size", nr);
+		return 0;
+	}
+	if (r->start % len) {
+		snprintf(why, size, "0x%llx is not aligned to its %llu KiB folio",
+			 (unsigned long long)r->start, (unsigned long long)(len >> 10));
 		return 0;
 	}
 	/* the scanner's own reader: the recorded start time came from it */
@@ -76,13 +84,13 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 	}
 	if (pm < 0)
 		return pm;
-	e = calloc(g->subpages, sizeof(*e));
+	e = calloc(nr, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	k = pread_full(pm, e, g->subpages * sizeof(*e), r->start / g->page_size * sizeof(*e));
+	k = pread_full(pm, e, nr * sizeof(*e), r->start / g->page_size * sizeof(*e));
 	if (k < 0)
 		return k;
-	for (uint32_t i = 0; i < g->subpages; i++)
+	for (uint32_t i = 0; i < nr; i++)
 		if (!(e[i] & PM_PRESENT) || (e[i] & PM_PFN_MASK) != r->pfn + i) {
 			snprintf(why, size, "0x%llx is no longer the THP at PFN 0x%llx",
 				 (unsigned long long)r->start, (unsigned long long)r->pfn);
@@ -103,13 +111,31 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 	mem = open_proc(ctx, rel, path, sizeof(path));
 	if (mem < 0)
 		return mem;
-	data = malloc(g->thp_size);
+	/* the folio size: the head's next PFNs must still be its tails (a folio of the same
+	 * head PFN but another size, e.g. split to a smaller order meanwhile, is not this one) */
+	if (nr > 1) {
+		_cleanup_free_ uint64_t *fl = calloc(nr, sizeof(*fl));
+
+		if (!fl)
+			return -ENOMEM;
+		k = pread_full(kf, fl, nr * sizeof(*fl), r->pfn * sizeof(*fl));
+		if (k < 0)
+			return k;
+		for (uint32_t i = 1; i < nr; i++)
+			if (!(fl[i] & (UINT64_C(1) << KPF_COMPOUND_TAIL)) ||
+			    (fl[i] & (UINT64_C(1) << KPF_COMPOUND_HEAD))) {
+				snprintf(why, size, "PFN 0x%llx is no longer a folio of %u pages",
+					 (unsigned long long)r->pfn, nr);
+				return 0;
+			}
+	}
+	data = malloc(len);
 	if (!data)
 		return -ENOMEM;
-	k = pread_full(mem, data, g->thp_size, r->start);
+	k = pread_full(mem, data, len, r->start);
 	if (k < 0)
 		return k;
-	for (uint32_t i = 0; i < g->subpages; i++) {
+	for (uint32_t i = 0; i < nr; i++) {
 		const unsigned char *p = data + (size_t)i * g->page_size;
 
 		for (uint32_t j = 0; j < g->page_size; j++)
@@ -118,15 +144,15 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 				break;
 			}
 	}
-	explicit_bzero(data, g->thp_size);
-	b = thps_bucket(g, used);
+	explicit_bzero(data, len);
+	b = thps_bucket_n(nr, used);
 	if (b > lowutil_max_bucket) {
 		snprintf(why, size, "now %u of %u subpages used (bucket %u): well used, not split", used,
-			 g->subpages, b);
+			 nr, b);
 		return 0;
 	}
 	*ret_utilized = used;
-	snprintf(why, size, "%u of %u subpages used", used, g->subpages);
+	snprintf(why, size, "%u of %u subpages used", used, nr);
 	return 1;
 }
 
@@ -193,14 +219,16 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 				snprintf(first_skip, sizeof(first_skip), "%s", why);
 			continue;
 		}
+		/* to order 0: every size's zero subpages go to the shared zero page */
 		snprintf(cmd, sizeof(cmd), "%d,0x%llx,0x%llx", (int)t->pid, (unsigned long long)t->start,
-			 (unsigned long long)(t->start + g->thp_size));
+			 (unsigned long long)(t->start +
+					      (uint64_t)thps_range_pages(t, g) * g->page_size));
 		if (write_file_string(path, cmd) < 0) {
 			res->ranges_failed++;
 			continue;
 		}
 		res->ranges_split++;
-		res->asked_bytes += (uint64_t)(g->subpages - used) * g->page_size;
+		res->asked_bytes += (uint64_t)(thps_range_pages(t, g) - used) * g->page_size;
 	}
 	r = thps_act_snapshot(ctx, req->cgroup, &res->after);
 	if (r < 0)

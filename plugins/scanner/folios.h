@@ -14,11 +14,13 @@
  *    PTE-mapped subpages there are not seen, so a partly mapped folio that only such a
  *    mapping maps is not reported, and subpages only such a mapping maps count as unmapped;
  *  - mTHP folios of a size that was enabled once but is "never" now (they survive the
- *    switch): M is taken from the sizes enabled at scan time.
+ *    switch) only on kernels without per-size stats (6.8): elsewhere a "never" size with
+ *    stats/nr_anon > 0 (6.11+; anon_fault_alloc > 0 on 6.9-6.10) still counts for M.
  * PMD-mapped THPs never go through this test: PAGEMAP_SCAN or the pagemap window reports
  * them whole. */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "context.h"
@@ -26,11 +28,18 @@
 
 /* M: the smallest anonymous folio size in pages the kernel may create now: the smallest
  * size whose transparent_hugepage/hugepages-<N>kB/enabled is not "never" ("inherit" follows
- * the top-level enabled), never more than the PMD size (g->subpages). Without per-size
+ * the top-level enabled) or that still has anonymous folios (stats/nr_anon), never more than
+ * the PMD size (g->subpages). Without per-size
  * directories (before Linux 6.8) only PMD-sized anonymous THPs exist: g->subpages. When a
  * per-size file exists but cannot be read, 4 (the smallest anonymous mTHP order, 2).
  * Returns M, a power of two >= 2 (never fails). */
 uint32_t thps_anon_folio_min_pages(const struct thps_ctx *ctx, const struct thps_geometry *g);
+
+/* The anonymous folio sizes below the PMD size and their effective modes ("inherit" resolved),
+ * e.g. "16kB never, 64kB always" into buf ("" before Linux 6.8: no per-size directories).
+ * Returns how many sizes are not "never" (0 also when there are none), or -errno. */
+int thps_mthp_modes(const struct thps_ctx *ctx, const struct thps_geometry *g, char *buf,
+		    size_t size);
 
 /* True if a present page at vpn (vaddr / page_size) with pfn can be a subpage of a naturally
  * aligned folio of at least min_pages pages (a power of two). */

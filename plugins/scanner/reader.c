@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -46,13 +47,19 @@ static int read_chunk(struct thps_reader *r, pid_t pid, uint64_t addr, size_t n)
 int thps_reader_count(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
 		      unsigned *ret_utilized, uint64_t *ret_bytes)
 {
+	return thps_reader_count_until(r, pid, addr, len, UINT_MAX, ret_utilized, ret_bytes);
+}
+
+int thps_reader_count_until(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
+			    unsigned limit, unsigned *ret_utilized, uint64_t *ret_bytes)
+{
 	size_t utilized = 0;
 	uint64_t done = 0;
 	int rc = 0;
 
 	if (len % r->page_size)
 		return -EINVAL;
-	while (done < len) {
+	while (done < len && utilized <= limit) {
 		size_t n = MIN((uint64_t)r->chunk, len - done);
 
 		rc = read_chunk(r, pid, addr + done, n);

@@ -25,6 +25,12 @@ void thps_reader_done(struct thps_reader *r);
 int thps_reader_count(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
 		      unsigned *ret_utilized, uint64_t *ret_bytes);
 
+/* thps_reader_count(), stopping after the chunk in which the count passes limit: then
+ * *ret_utilized is a lower bound above limit and *ret_bytes < len. Proving a well-used folio
+ * above a cut costs a fraction of reading it. */
+int thps_reader_count_until(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
+			    unsigned limit, unsigned *ret_utilized, uint64_t *ret_bytes);
+
 /* The same copy without looking at the data: the benchmark's baseline. */
 int thps_reader_copy_only(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
 			  uint64_t *ret_bytes);

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "folios.h"
 #include "kpageflags.h"
 #include "macro.h"
+#include "memo.h"
 #include "pagemap.h"
 #include "pfnset.h"
 #include "reader.h"
@@ -26,9 +28,16 @@
 #define MAX_SEEN_THPS	   (UINT32_C(1) << 24)
 #define MAX_PARTIAL_FOLIOS (UINT32_C(1) << 20)
 
+/* A large folio seen through PTE mappings. pid/vstart: the first process that mapped it and
+ * where the folio's first page would be in it; own: subpages that process maps there (all of
+ * them: the folio is fully mapped in one place and its contents are read from there). */
 struct partial_folio {
 	uint64_t head;
+	uint64_t vstart;
+	pid_t pid;
 	uint32_t pages;
+	uint32_t own;
+	bool counted; /* read and counted in the histogram of its size */
 };
 
 struct scanner {
@@ -47,7 +56,8 @@ struct scanner {
 	unsigned words;
 	uint32_t folio_min_pages; /* folios.h: only pages that can be in such a folio */
 
-	/* the process being walked */
+	/* the process being walked; its PTE-mapped folios are those from first_folio on */
+	size_t first_folio;
 	pid_t pid;
 	uint64_t starttime;
 
@@ -108,13 +118,9 @@ int thps_proc_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
 	return 0;
 }
 
-/* The cgroup a THP is charged to, and whether the filter keeps it. Returns 1 keep, 0 drop. */
-static int cgroup_of(struct scanner *s, uint64_t head, uint64_t *ret_ino, const char **ret_path)
+/* Whether the filter keeps the cgroup with inode ino, and its path. Returns 1 keep, 0 drop. */
+static int cgroup_keep(struct scanner *s, uint64_t ino, const char **ret_path)
 {
-	uint64_t ino = 0;
-
-	if (thps_kpage_cgroup(&s->kpage, head, &ino) < 0)
-		ino = 0;
 	if (ino != s->last_ino || !s->last_path) {
 		s->last_ino = ino;
 		s->last_path = thps_cgroup_map_path(s->cgmap, ino);
@@ -122,9 +128,19 @@ static int cgroup_of(struct scanner *s, uint64_t head, uint64_t *ret_ino, const 
 		    !s->opts->cgroup ||
 		    (s->last_path && thps_cgroup_path_within(s->last_path, s->opts->cgroup));
 	}
-	*ret_ino = ino;
 	*ret_path = s->last_path;
 	return s->last_keep;
+}
+
+/* The cgroup a THP is charged to, and whether the filter keeps it. Returns 1 keep, 0 drop. */
+static int cgroup_of(struct scanner *s, uint64_t head, uint64_t *ret_ino, const char **ret_path)
+{
+	uint64_t ino = 0;
+
+	if (thps_kpage_cgroup(&s->kpage, head, &ino) < 0)
+		ino = 0;
+	*ret_ino = ino;
+	return cgroup_keep(s, ino, ret_path);
 }
 
 static struct thps_cgroup_stats *entry_for(struct scanner *s, uint64_t ino, const char *path)
@@ -156,6 +172,89 @@ static void throttle(struct scanner *s)
 	s->scan->summary.throttled_ns += due - elapsed;
 }
 
+static int read_folio(struct scanner *s, uint64_t addr, uint64_t len, unsigned limit,
+		      unsigned *ret_utilized, uint64_t *ret_bytes)
+{
+	uint64_t cpu0;
+	int r;
+
+	throttle(s);
+	*ret_bytes = 0;
+	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (limit != UINT_MAX && s->hooks->count_until)
+		r = s->hooks->count_until(s->hooks->userdata, s->pid, addr, len, limit, ret_utilized, ret_bytes);
+	else
+		r = s->hooks->count(s->hooks->userdata, s->pid, addr, len, ret_utilized, ret_bytes);
+	s->scan->summary.bytes_read += *ret_bytes;
+	s->scan->summary.read_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	s->thps_read++;
+	return r;
+}
+
+/* What the memo says of one folio, asked once per folio and pass. */
+struct memo_probe {
+	struct thps_memo_key key;
+	enum thps_memo_verdict verdict;
+	unsigned cached, limit;
+	uint64_t cgroup; /* the memcg the memo knows it by, 0 = unknown */
+};
+
+/* Asks the memo (when the daemon passed one) about the folio. Returns true when the memo knows
+ * it well enough to skip kpageflags and kpagecgroup: a carried count and its cgroup. */
+static bool memo_probe(struct scanner *s, uint64_t addr, uint64_t head, uint64_t len, struct memo_probe *ret)
+{
+	*ret = (struct memo_probe){
+		.key = { .pfn = head, .va = addr, .pid = s->pid, .starttime = s->starttime,
+			 .order = (unsigned)__builtin_ctzll(len / s->scan->geom.page_size) },
+		.verdict = THPS_MEMO_READ,
+		.limit = UINT_MAX,
+	};
+	if (!s->opts->memo)
+		return false;
+	ret->verdict = thps_memo_lookup(s->opts->memo, &ret->key, &ret->cached, &ret->limit, &ret->cgroup);
+	return ret->verdict == THPS_MEMO_CARRY && ret->cgroup;
+}
+
+/* The folio's utilized subpages: read, or from the memo as mp says (memo.h says which folios
+ * are read again). ino: its memcg, remembered with the count. Returns 0 or the reader's
+ * -errno (the caller skips the process). */
+static int count_folio(struct scanner *s, const struct memo_probe *mp, uint64_t len, uint64_t ino,
+		       unsigned *ret_utilized, uint64_t *ret_bytes)
+{
+	struct thps_scan_summary *sum = &s->scan->summary;
+	struct thps_memo *memo = s->opts->memo;
+	uint64_t addr = mp->key.va, cpu;
+	int r;
+
+	*ret_bytes = 0;
+	switch (memo ? mp->verdict : THPS_MEMO_READ) {
+	case THPS_MEMO_CARRY:
+		sum->folios_memo++;
+		*ret_utilized = mp->cached;
+		return 0;
+	case THPS_MEMO_REFRESH:
+		cpu = sum->read_cpu_ns;
+		sum->folios_refreshed++;
+		r = read_folio(s, addr, len, mp->limit, ret_utilized, ret_bytes);
+		sum->refresh_cpu_ns += sum->read_cpu_ns - cpu;
+		if (r < 0)
+			return r;
+		if (*ret_bytes < len) {
+			/* proven above the cut: the last exact count stands */
+			*ret_utilized = mp->cached;
+			return thps_memo_store(memo, &mp->key, mp->cached, false, ino);
+		}
+		return thps_memo_store(memo, &mp->key, *ret_utilized, true, ino);
+	case THPS_MEMO_READ:
+	default:
+		sum->folios_read++;
+		r = read_folio(s, addr, len, UINT_MAX, ret_utilized, ret_bytes);
+		if (r < 0 || !memo)
+			return r;
+		return thps_memo_store(memo, &mp->key, *ret_utilized, true, ino);
+	}
+}
+
 static int on_thp(void *ud, uint64_t addr, uint64_t head)
 {
 	struct scanner *s = ud;
@@ -164,20 +263,30 @@ static int on_thp(void *ud, uint64_t addr, uint64_t head)
 	const char *path;
 	uint64_t flags, ino, bytes = 0;
 	unsigned utilized = 0;
+	struct memo_probe mp;
 	int r;
 
-	if (thps_kpage_flags(&s->kpage, head, &flags) < 0 || !thps_kpf_is_anon_thp_head(flags))
-		return 0; /* the huge zero page, a file THP, or gone meanwhile */
-	if (thps_pfnset_get(&s->seen, head, NULL)) {
-		s->scan->summary.thps_shared++;
-		return 0;
+	if (memo_probe(s, addr, head, g->thp_size, &mp)) {
+		/* the same folio as last pass, same process, address and size: an anonymous THP
+		 * head then and now, charged to the same memcg */
+		ino = mp.cgroup;
+		if (thps_pfnset_get(&s->seen, head, NULL)) {
+			s->scan->summary.thps_shared++;
+			return 0;
+		}
+		if (!cgroup_keep(s, ino, &path))
+			return 0;
+	} else {
+		if (thps_kpage_flags(&s->kpage, head, &flags) < 0 || !thps_kpf_is_anon_thp_head(flags))
+			return 0; /* the huge zero page, a file THP, or gone meanwhile */
+		if (thps_pfnset_get(&s->seen, head, NULL)) {
+			s->scan->summary.thps_shared++;
+			return 0;
+		}
+		if (!cgroup_of(s, head, &ino, &path))
+			return 0;
 	}
-	if (!cgroup_of(s, head, &ino, &path))
-		return 0;
-	throttle(s);
-	r = s->hooks->count(s->hooks->userdata, s->pid, addr, g->thp_size, &utilized, &bytes);
-	s->scan->summary.bytes_read += bytes;
-	s->thps_read++;
+	r = count_folio(s, &mp, g->thp_size, ino, &utilized, &bytes);
 	if (r < 0)
 		return r; /* the process changed: the caller skips it */
 	/* when the set is full, THPs shared by processes may be counted twice: bounded memory
@@ -243,11 +352,81 @@ static int on_page(void *ud, uint64_t addr, uint64_t pfn)
 			return 0;
 		if (r < 0)
 			return r;
-		s->folios[idx] = (struct partial_folio){.head = head, .pages = pages};
+		s->folios[idx] = (struct partial_folio){
+		    .head = head,
+		    .pages = pages,
+		    .pid = s->pid,
+		    .vstart = addr - (pfn - head) * s->scan->geom.page_size};
 		memset(&s->bits[(size_t)idx * s->words], 0, s->words * sizeof(uint64_t));
 		s->n_folios++;
 	}
-	s->bits[(size_t)idx * s->words + (pfn - head) / 64] |= UINT64_C(1) << ((pfn - head) % 64);
+	{
+		struct partial_folio *f = &s->folios[idx];
+		uint64_t *w = &s->bits[(size_t)idx * s->words + (pfn - head) / 64];
+		uint64_t bit = UINT64_C(1) << ((pfn - head) % 64);
+
+		if (!(*w & bit) && f->pid == s->pid &&
+		    f->vstart + (pfn - head) * s->scan->geom.page_size == addr)
+			f->own++;
+		*w |= bit;
+	}
+	return 0;
+}
+
+/* The PTE-mapped folios this process mapped first and maps whole, in one place: read their
+ * contents now (the process is still there) and count them in the histogram of their size.
+ * A read that fails leaves the folio uncounted, never the scan. */
+static int count_pte_folios(struct scanner *s)
+{
+	const struct thps_geometry *g = &s->scan->geom;
+
+	for (size_t i = s->first_folio; i < s->n_folios; i++) {
+		struct partial_folio *f = &s->folios[i];
+		struct thps_cgroup_stats *c;
+		struct thps_hist *h;
+		const char *path;
+		uint64_t ino, bytes = 0;
+		unsigned utilized = 0;
+		struct memo_probe mp;
+		int order, r;
+
+		if (f->pid != s->pid || f->own < f->pages || f->counted)
+			continue;
+		if (thps_pfnset_get(&s->seen, f->head, NULL))
+			continue; /* PMD-mapped elsewhere: counted as such */
+		order = thps_folio_order(f->pages);
+		if (order <= 0 || !cgroup_of(s, f->head, &ino, &path))
+			continue;
+		memo_probe(s, f->vstart, f->head, (uint64_t)f->pages * g->page_size, &mp);
+		r = count_folio(s, &mp, (uint64_t)f->pages * g->page_size, ino, &utilized, &bytes);
+		if (r < 0)
+			continue;
+		c = entry_for(s, ino, path);
+		if (!c)
+			return -ENOMEM;
+		h = thps_cgroup_size_hist(c, g, (unsigned)order);
+		if (!h)
+			continue;
+		thps_hist_add_n(h, f->pages, utilized);
+		f->counted = true;
+		s->scan->summary.thps_scanned++;
+		if (s->opts->record_ranges &&
+		    thps_bucket_n(f->pages, utilized) <=
+			MAX(s->opts->lowutil_max_bucket, s->opts->record_max_bucket)) {
+			struct thps_thp_range range = {
+			    .pid = s->pid,
+			    .pid_starttime = s->starttime,
+			    .start = f->vstart,
+			    .pfn = f->head,
+			    .ino = ino,
+			    .utilized = utilized,
+			    .pages = f->pages == g->subpages ? 0 : f->pages,
+			};
+			r = thps_scan_add_range(s->scan, &range);
+			if (r < 0)
+				return r;
+		}
+	}
 	return 0;
 }
 
@@ -278,6 +457,15 @@ static int finish_partials(struct scanner *s)
 		c->partial_thps++;
 		c->partial_unmapped_bytes +=
 		    (uint64_t)(f->pages - mapped) * s->scan->geom.page_size;
+		{
+			int o = thps_folio_order(f->pages);
+
+			if (o > 0 && o < THPS_MAX_ORDER && f->pages < s->scan->geom.subpages) {
+				c->mthp[o].partial_folios++;
+				c->mthp[o].partial_unmapped_bytes +=
+				    (uint64_t)(f->pages - mapped) * s->scan->geom.page_size;
+			}
+		}
 	}
 	return 0;
 }
@@ -289,18 +477,19 @@ static int scan_pid(struct scanner *s, pid_t pid)
 
 	s->pid = pid;
 	s->starttime = 0;
-	if (s->opts->record_ranges) {
+	if (s->opts->record_ranges || s->opts->memo) {
 		r = thps_proc_starttime(&s->ctx, pid, &s->starttime);
 		if (r < 0) {
 			s->scan->summary.procs_skipped++;
 			return 0;
 		}
 	}
+	s->first_folio = s->n_folios;
 	r = thps_pm_walk(&s->walker, &s->ctx, pid, &visitor, s);
 	switch (r) {
 	case 0:
 		s->scan->summary.procs_scanned++;
-		return 0;
+		return count_pte_folios(s);
 	case -ENODATA: /* a kernel thread: nothing to scan, nothing skipped */
 		return 0;
 	case -ESRCH:  /* exited */
@@ -347,6 +536,12 @@ static int default_count(void *ud, pid_t pid, uint64_t addr, uint64_t len, unsig
 	return thps_reader_count(ud, pid, addr, len, ret_utilized, ret_bytes);
 }
 
+static int default_count_until(void *ud, pid_t pid, uint64_t addr, uint64_t len, unsigned limit,
+			       unsigned *ret_utilized, uint64_t *ret_bytes)
+{
+	return thps_reader_count_until(ud, pid, addr, len, limit, ret_utilized, ret_bytes);
+}
+
 static void scanner_done(struct scanner *s)
 {
 	thps_cgroup_map_free(s->cgmap);
@@ -378,6 +573,7 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 		if (r < 0)
 			return r;
 		def.count = default_count;
+		def.count_until = default_count_until;
 		def.userdata = &reader;
 	}
 	s.hooks = &def;
@@ -407,12 +603,16 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 	if (r < 0)
 		goto out;
 
+	if (opts->memo)
+		thps_memo_pass_begin(opts->memo, opts->memo_exact_max_per512, opts->memo_refresh_folios);
 	r = opts->pid > 0 ? scan_pid(&s, opts->pid) : scan_all(&s);
 	if (r < 0)
 		goto out;
 	r = finish_partials(&s);
 	if (r < 0)
 		goto out;
+	if (opts->memo)
+		thps_memo_pass_end(opts->memo); /* only after a whole pass: it drops the unseen */
 	scan->summary.method = thps_pm_walker_method(&s.walker);
 	scan->summary.wall_ns += now_ns(CLOCK_MONOTONIC) - ts_ns(&s.t0);
 	scan->summary.cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;

@@ -147,7 +147,9 @@ echo "ok: B: /metrics on a Unix socket (mode 0600), removed at exit"
 # C. FIFOs and symlinks in the textfile directory.
 echo "precious" >"$T/victim"
 mkfifo "$T/tf/out.prom"
-start --listen none --textfile "$T/tf/out.prom" --interval 1
+# --scan-cpu 100: this part is about the files, not the scan budget (which would space passes
+# out on a busy host)
+start --listen none --textfile "$T/tf/out.prom" --interval 1 --scan-cpu 100
 for n in out.prom.tmp.$DPID .out.prom.tmp .out.prom.XXXXXX; do mkfifo "$T/tf/$n"; done
 ln -s "$T/victim" "$T/tf/out.prom.tmp.$((DPID + 1))"
 i=0
@@ -155,15 +157,16 @@ until [ "$(scans "$T/tf/out.prom")" -ge 1 ] 2>/dev/null || [ $i -ge 100 ]; do sl
 [ -f "$T/tf/out.prom" ] && [ ! -p "$T/tf/out.prom" ] || fail "C: the FIFO at the textfile's name was not replaced by a file"
 # now a symlink at the textfile's name: it must be replaced, its target never written
 rm -f "$T/tf/out.prom"; ln -s "$T/victim" "$T/tf/out.prom"
-sleep 4
+i=0
+until [ "$(scans "$T/tf/out.prom")" -ge 3 ] 2>/dev/null || [ $i -ge 100 ]; do sleep 0.2; i=$((i + 1)); done
 s1=$(scans "$T/tf/out.prom")
-[ -L "$T/tf/out.prom" ] && fail "C: the symlink at the textfile's name is still there after 4 s of passes"
+[ -L "$T/tf/out.prom" ] && fail "C: the symlink at the textfile's name is still there after $s1 passes"
 [ "$(cat "$T/victim")" = precious ] || fail "C: the symlink's target was written"
 [ "${s1:-0}" -ge 3 ] || fail "C: passes stopped (scans_total ${s1:-none})"
 stop C
 left=$(find "$T/tf" -name '.out.prom.??????' ! -name .out.prom.XXXXXX | wc -l)
 [ "$left" = 0 ] || fail "C: $left temporary files left"
-echo "ok: C: FIFOs at the textfile's and the old temporary names and symlinks planted: $s1 passes in ~6 s, the textfile a regular file, the symlink's target intact, SIGTERM exit 0 within 5 s"
+echo "ok: C: FIFOs at the textfile's and the old temporary names and symlinks planted: $s1 passes, the textfile a regular file, the symlink's target intact, SIGTERM exit 0 within 5 s"
 
 # D. The ConfigMap, laid out as kubelet does.
 CM=$top_srcdir/deploy/kubernetes/configmap.yaml
@@ -213,6 +216,10 @@ fi
 echo "ok: D: the ConfigMap ($keys) in kubelet's 1777 layout loaded $loaded policies; a nobody-owned file in it was refused by name; a 0777 read-only mount: $ro"
 
 # F. Many cgroups with long paths: memory of a pass.
+if grep -q '^SAN_CFLAGS = .*fsanitize' "$top_builddir/Makefile" 2>/dev/null; then
+	echo "F: SKIP: a sanitizer build (ASan's quarantine keeps freed memory, so RSS says nothing here); the plain build runs F"
+	exit 0
+fi
 mkdir -p "$T/cg0" "$T/cg1"
 $PY - "$T/cg1" <<'PYEOF'
 import os, sys

@@ -1,6 +1,12 @@
 /* thpshrink-bloat: a THP workload with a chosen utilization mix, for tests and demos.
  *
- *   thpshrink-bloat --mix U:N[,U:N...] [--partial M:N] [--ready-file F] [--seconds S] [--list]
+ *   thpshrink-bloat --mix U:N[,U:N...] [--partial M:N] [--folio-size SIZE] [--ready-file F]
+ *                   [--seconds S] [--list]
+ *
+ * --folio-size 64K (or 16K, 8K, ... up to the PMD size, default the PMD size): the unit is an
+ * anonymous folio of that size (an mTHP, Linux 6.8+) instead of a PMD THP; U counts its
+ * subpages. Which size the kernel really gives is the kernel's choice (its hugepages-<N>kB
+ * modes): the caller enables that size and disables the larger ones first.
  *
  * Allocates N transparent huge pages with U utilized (non-zero) subpages each, by
  * madvise(MADV_HUGEPAGE) on THP-aligned memory, and optionally N partially mapped THPs of
@@ -194,6 +200,7 @@ int main(int argc, char **argv)
 		{ "ready-file", required_argument, NULL, 'r' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "folio-size", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -209,8 +216,26 @@ int main(int argc, char **argv)
 	page_size = sysconf(_SC_PAGESIZE);
 	thp_size = read_thp_size();
 	subpages = thp_size / page_size;
-	while ((c = getopt_long(argc, argv, "m:p:r:s:lh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:p:r:s:lhf:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'f': {
+			char *end;
+			unsigned long long v = strtoull(optarg, &end, 10);
+
+			if (*end == 'K' || *end == 'k')
+				v <<= 10, end++;
+			else if (*end == 'M' || *end == 'm')
+				v <<= 20, end++;
+			if (*end || v < 2 * page_size || v > thp_size || (v & (v - 1))) {
+				fprintf(stderr, "thpshrink-bloat: bad --folio-size '%s': expected a "
+					"power of two from %zuK to the PMD size %zuK\n", optarg,
+					2 * page_size >> 10, thp_size >> 10);
+				return 2;
+			}
+			thp_size = v;
+			subpages = thp_size / page_size;
+			break;
+		}
 		case 'm':
 		case 'p':
 			if (parse_pairs(optarg, c == 'p') < 0)
@@ -227,7 +252,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: thpshrink-bloat --mix U:N[,U:N...] [--partial M:N] "
-			       "[--ready-file F] [--seconds S] [--list]\n");
+			       "[--folio-size SIZE] [--ready-file F] [--seconds S] [--list]\n");
 			return 0;
 		default:
 			return 2;
@@ -278,9 +303,10 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	snprintf(line, sizeof(line), "READY pid=%d start=%p end=%p thps=%zu thp_backed=%zu partial=%zu\n",
+	snprintf(line, sizeof(line),
+		 "READY pid=%d start=%p end=%p thps=%zu thp_backed=%zu partial=%zu folio=%zu\n",
 		 getpid(), (void *)base, (void *)(base + total_thps * thp_size), total_thps,
-		 thp_backed(), n_partial);
+		 thp_backed(), n_partial, thp_size);
 	fputs(line, stdout);
 	fflush(stdout);
 	write_ready(ready, line);

@@ -198,22 +198,31 @@ END_TEST
 #define START 0x200000ULL
 #define PFN 0x1000ULL
 
-/* A THP of process PID at START mapped from PFN with `used` non-zero subpages. */
-static void fake_thp(uint64_t start, uint64_t pfn, unsigned used)
+/* A folio of nr pages (a THP: 512, an mTHP: fewer) of process PID at START mapped from PFN
+ * with `used` non-zero subpages: head and tail flags, pagemap, contents. */
+static void fake_folio(uint64_t start, uint64_t pfn, unsigned nr, unsigned used)
 {
 	uint64_t e[512], flags = (1ULL << 22) | (1ULL << 15) | (1ULL << 12);
+	uint64_t tail = (1ULL << 22) | (1ULL << 16) | (1ULL << 12);
 	char page[4096];
 
 	put("proc/123/stat", "123 (blo) at) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
-	for (unsigned i = 0; i < 512; i++)
+	for (unsigned i = 0; i < nr; i++)
 		e[i] = (1ULL << 63) | (pfn + i);
-	pwrite_at("proc/123/pagemap", e, sizeof(e), start / 4096 * 8);
+	pwrite_at("proc/123/pagemap", e, nr * sizeof(e[0]), start / 4096 * 8);
 	pwrite_at("proc/kpageflags", &flags, 8, pfn * 8);
+	for (unsigned i = 1; i < nr; i++)
+		pwrite_at("proc/kpageflags", &tail, 8, (pfn + i) * 8);
 	memset(page, 0, sizeof(page));
-	for (unsigned i = 0; i < 512; i++) {
+	for (unsigned i = 0; i < nr; i++) {
 		page[100] = i < used ? 0x5a : 0;
 		pwrite_at("proc/123/mem", page, sizeof(page), start + i * 4096ULL);
 	}
+}
+
+static void fake_thp(uint64_t start, uint64_t pfn, unsigned used)
+{
+	fake_folio(start, pfn, 512, used);
 }
 
 START_TEST(test_recheck)
@@ -269,6 +278,48 @@ START_TEST(test_split_only_lowutil)
 	ck_assert_str_eq(text, "123,0x200000,0x400000");
 	ck_assert_ptr_nonnull(strstr(res.note, "1 THPs changed since the scan"));
 	free(text);
+}
+END_TEST
+
+/* mTHPs: a 64 KiB folio (16 pages) with 1 used subpage is split by its own range, to order 0;
+ * a full one is left alone; a range whose folio became smaller is refused. */
+START_TEST(test_split_mthp)
+{
+	struct thps_thp_range r[2] = {
+		{ .pid = PID, .pid_starttime = STARTTIME, .start = START, .pfn = PFN, .pages = 16 },
+		{ .pid = PID, .pid_starttime = STARTTIME, .start = START + 0x10000, .pfn = PFN + 16,
+		  .pages = 16 },
+	};
+	struct thps_act_request req = { .cgroup = "work", .geom = &geom, .ranges = r, .n_ranges = 2 };
+	struct thps_act_result res;
+	uint32_t used = 0;
+	char why[256], *text;
+
+	fake_folio(START, PFN, 16, 1);
+	fake_folio(START + 0x10000, PFN + 16, 16, 16);
+	ck_assert_int_eq(thps_thp_recheck(&ctx, &geom, &r[0], 0, &used, why, sizeof(why)), 1);
+	ck_assert_uint_eq(used, 1);
+	ck_assert_ptr_nonnull(strstr(why, "1 of 16"));
+	ck_assert_int_eq(thps_thp_recheck(&ctx, &geom, &r[1], 0, &used, why, sizeof(why)), 0);
+	ck_assert_ptr_nonnull(strstr(why, "well used"));
+	ck_assert_int_eq(thps_actuator_split.act(&ctx, &req, &res), 0);
+	ck_assert_uint_eq(res.ranges_split, 1);
+	ck_assert_uint_eq(res.ranges_skipped, 1);
+	ck_assert_uint_eq(res.asked_bytes, 15 * 4096);
+	text = get("debug/split_huge_pages");
+	ck_assert_str_eq(text, "123,0x200000,0x210000");
+	free(text);
+	/* the folio was split to 16 KiB meanwhile: page 4 is a head now */
+	{
+		uint64_t head = (1ULL << 22) | (1ULL << 15) | (1ULL << 12);
+		pwrite_at("proc/kpageflags", &head, 8, (PFN + 4) * 8);
+	}
+	ck_assert_int_eq(thps_thp_recheck(&ctx, &geom, &r[0], 0, &used, why, sizeof(why)), 0);
+	ck_assert_ptr_nonnull(strstr(why, "no longer a folio of 16 pages"));
+	/* misaligned for its size */
+	r[0].start = START + 0x1000;
+	ck_assert_int_eq(thps_thp_recheck(&ctx, &geom, &r[0], 0, &used, why, sizeof(why)), 0);
+	ck_assert_ptr_nonnull(strstr(why, "not aligned"));
 }
 END_TEST
 
@@ -334,6 +385,7 @@ int main(void)
 	tcase_add_test(tc, test_split_refuses_where_it_frees_nothing);
 	tcase_add_test(tc, test_recheck);
 	tcase_add_test(tc, test_split_only_lowutil);
+	tcase_add_test(tc, test_split_mthp);
 	tcase_add_test(tc, test_observe_changes_nothing);
 	tcase_add_test(tc, test_max_ptes_none_set_restore);
 	suite_add_tcase(s, tc);

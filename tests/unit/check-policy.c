@@ -109,6 +109,42 @@ START_TEST(test_parse_full)
 }
 END_TEST
 
+/* "sizes": folio sizes as an order mask; what the action counts: a reclaim policy only the PMD
+ * size (memory.reclaim gives nothing of mTHPs back), a split policy the sizes it names. */
+START_TEST(test_sizes_key)
+{
+	struct thps_policy_set *set;
+	struct thps_policy_errors errs;
+	struct thps_geometry g;
+
+	thps_geometry_default(&g);
+	ck_assert_int_eq(parse("{\"name\": \"m\", \"match\": {\"cgroup\": \"/m\"}, \"sizes\": "
+			       "[\"16K\", \"64K\", \"2M\"], \"action\": \"split\"}",
+			       &set, &errs),
+			 1);
+	ck_assert_uint_eq(set->policies[0].sizes_mask, (1u << 2) | (1u << 4) | (1u << 9));
+	ck_assert_uint_eq(thps_policy_acted_sizes(&set->policies[0], &g),
+			  (1u << 2) | (1u << 4) | (1u << 9));
+	set->policies[0].action = THPS_POLICY_RECLAIM;
+	ck_assert_uint_eq(thps_policy_acted_sizes(&set->policies[0], &g), 1u << 9);
+	set->policies[0].sizes_mask = 1u << 4; /* 64K only, reclaim: nothing it can give back */
+	ck_assert_uint_eq(thps_policy_acted_sizes(&set->policies[0], &g) & ((1u << 14) - 1), 0);
+	thps_policy_set_free(set);
+	ck_assert_int_eq(parse("{\"name\": \"a\", \"match\": {\"cgroup\": \"/m\"}, \"action\": \"split\"}",
+			       &set, &errs),
+			 1);
+	ck_assert_uint_eq(set->policies[0].sizes_mask, 0); /* every size */
+	ck_assert_uint_eq(thps_policy_acted_sizes(&set->policies[0], &g), 0);
+	thps_policy_set_free(set);
+	expect_errors("{\"name\": \"b\", \"match\": {\"cgroup\": \"/m\"}, \"sizes\": [\"4K\", \"3M\"]}",
+		      "t.json:1:52: sizes[0]: expected a folio size, a power of two from 8K to 32M like "
+		      "\"64K\", got \"4K\"",
+		      "t.json:1:58: sizes[1]: expected a folio size, a power of two from 8K to 32M like "
+		      "\"64K\", got \"3M\"",
+		      NULL);
+}
+END_TEST
+
 START_TEST(test_single_object_form)
 {
 	struct thps_policy_set *set;
@@ -199,7 +235,7 @@ START_TEST(test_error_values)
 	expect_errors(
 	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"\\u001b]0;x\\u0007\": 1}",
 	    "t.json:1:41: \\x1b]0;x\\x07: unknown key; expected one of: name, match, mode, "
-	    "lowutil_cut, trigger, action, max_bytes_per_action, max_bytes_per_sec, "
+	    "lowutil_cut, sizes, trigger, action, max_bytes_per_action, max_bytes_per_sec, "
 	    "cooldown, scan_interval, max_thps_per_sec, pressure_guard",
 	    NULL);
 	expect_errors("{\"name\": \"a\\u001b[31m\", \"match\": {\"cgroup\": \"/\"}}",
@@ -685,6 +721,7 @@ static Suite *policy_suite(void)
 
 	tcase_add_test(tc, test_parse_full);
 	tcase_add_test(tc, test_single_object_form);
+	tcase_add_test(tc, test_sizes_key);
 	tcase_add_test(tc, test_builtin_matches_table_defaults);
 	tcase_add_test(tc, test_units);
 	suite_add_tcase(s, tc);

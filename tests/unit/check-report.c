@@ -233,6 +233,97 @@ START_TEST(test_empty_golden)
 }
 END_TEST
 
+/* mTHPs: a cgroup with 64 KiB folios only (1 of 16 subpages used, and full ones), one with a
+ * mix of PMD THPs, 16 KiB and 64 KiB folios and a partly mapped 64 KiB folio; the empty case
+ * on a kernel whose PMD mode is never but whose 64 KiB size is always. */
+START_TEST(test_mthp_golden)
+{
+	struct thps_scan s;
+	struct thps_geometry g;
+	struct thps_cgroup_stats *c;
+	struct thps_report_opts o = opts_for(0);
+
+	thps_geometry_default(&g);
+	thps_scan_init(&s, &g);
+	c = thps_scan_cgroup(&s, 2001, "/m64");
+	ck_assert_ptr_nonnull(c);
+	for (unsigned i = 0; i < 1024; i++)
+		thps_hist_add_n(&c->mthp[4].hist, 16, 1);
+	for (unsigned i = 0; i < 64; i++)
+		thps_hist_add_n(&c->mthp[4].hist, 16, 16);
+	c = thps_scan_cgroup(&s, 2002, "/mix");
+	ck_assert_ptr_nonnull(c);
+	add_thps(&s, c, 4, 8);
+	add_thps(&s, c, 512, 2);
+	for (unsigned i = 0; i < 100; i++)
+		thps_hist_add_n(&c->mthp[2].hist, 4, 0);
+	for (unsigned i = 0; i < 10; i++)
+		thps_hist_add_n(&c->mthp[2].hist, 4, 4);
+	for (unsigned i = 0; i < 50; i++)
+		thps_hist_add_n(&c->mthp[4].hist, 16, 2);
+	c->mthp[4].partial_folios = 1;
+	c->mthp[4].partial_unmapped_bytes = 12 * 4096;
+	c->partial_thps = 1;
+	c->partial_unmapped_bytes = 12 * 4096;
+	thps_scan_finish(&s, 0);
+	/* waste: every size's low-util zero subpages (64 KiB: 15 each; 16 KiB: 4 each; PMD: 508) */
+	c = thps_scan_find_path(&s, "/m64");
+	ck_assert_uint_eq(c->waste_bytes, 1024ull * 15 * 4096);
+	ck_assert_uint_eq(c->lowutil_thps, 1024);
+	c = thps_scan_find_path(&s, "/mix");
+	/* 64 KiB with 2 of 16 used is bucket 1 (2*10/16): not low-util at cut 0 */
+	ck_assert_uint_eq(c->waste_bytes, (8ull * 508 + 100 * 4) * 4096);
+	ck_assert_uint_eq(s.total.waste_bytes, (1024ull * 15 + 8 * 508 + 100 * 4) * 4096);
+	ck_assert_uint_eq(thps_hist_thps(&s.total.mthp[4].hist), 1024 + 64 + 50);
+	render_and_check(&s, &o, TEXT, "mthp.txt");
+	render_and_check(&s, &o, JSON, "mthp.json");
+	thps_scan_free(&s);
+
+	thps_scan_init(&s, &g);
+	ck_assert_ptr_nonnull(thps_scan_cgroup(&s, 1, "/"));
+	thps_scan_finish(&s, 0);
+	s.summary.procs_scanned = 3;
+	s.summary.method = "PAGEMAP_SCAN";
+	o.thp_mode = "never";
+	o.mthp_modes = "16kB never, 64kB always";
+	o.pid = 77;
+	render_and_check(&s, &o, TEXT, "mthp-empty.txt");
+	thps_scan_free(&s);
+}
+END_TEST
+
+/* The RFC's buckets scaled to any folio size: min(utilized * 10 / nr, 9). */
+START_TEST(test_bucket_n)
+{
+	unsigned lo, hi;
+
+	ck_assert_uint_eq(thps_bucket_n(16, 0), 0);
+	ck_assert_uint_eq(thps_bucket_n(16, 1), 0);
+	ck_assert_uint_eq(thps_bucket_n(16, 2), 1);
+	ck_assert_uint_eq(thps_bucket_n(16, 15), 9);
+	ck_assert_uint_eq(thps_bucket_n(16, 16), 9);
+	ck_assert_uint_eq(thps_bucket_n(2, 1), 5);
+	ck_assert_uint_eq(thps_bucket_n(4, 1), 2);
+	ck_assert_uint_eq(thps_bucket_n(512, 51), 0);
+	ck_assert_uint_eq(thps_bucket_n(512, 52), 1);
+	/* every utilization lands in the bucket whose range holds it, for every size */
+	for (uint32_t nr = 2; nr <= 512; nr *= 2)
+		for (unsigned u = 0; u <= nr; u++) {
+			thps_bucket_range_n(nr, thps_bucket_n(nr, u), &lo, &hi);
+			ck_assert_msg(lo <= u && u <= hi, "nr %u u %u: range %u-%u", nr, u, lo, hi);
+		}
+	thps_bucket_range_n(16, 0, &lo, &hi);
+	ck_assert_uint_eq(lo, 0);
+	ck_assert_uint_eq(hi, 1);
+	thps_bucket_range_n(2, 1, &lo, &hi); /* no utilization of an 8 KiB folio is bucket 1 */
+	ck_assert_uint_gt(lo, hi);
+	ck_assert_int_eq(thps_folio_order(16), 4);
+	ck_assert_int_eq(thps_folio_order(512), 9);
+	ck_assert_int_eq(thps_folio_order(12), -1);
+	ck_assert_int_eq(thps_folio_order(0), -1);
+}
+END_TEST
+
 /* --source debugfs on the RFC kernel: no scanner figures, only the kernel's histogram. */
 START_TEST(test_kernel_only_golden)
 {
@@ -392,6 +483,8 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_cut_no_kernel_golden);
 	tcase_add_test(tc, test_empty_golden);
 	tcase_add_test(tc, test_kernel_only_golden);
+	tcase_add_test(tc, test_mthp_golden);
+	tcase_add_test(tc, test_bucket_n);
 	tcase_add_test(tc, test_order_by_waste);
 	tcase_add_test(tc, test_json_string_escapes);
 	tcase_add_test(tc, test_format_bytes);

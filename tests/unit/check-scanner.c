@@ -17,6 +17,7 @@
 #include "pagemap.h"
 #include "pfnset.h"
 #include "plugin.h"
+#include "folios.h"
 #include "scanner.h"
 #include "zero.h"
 
@@ -309,6 +310,113 @@ START_TEST(test_collect_fixture)
 	ck_assert_uint_eq(scan.summary.procs_scanned, 1);
 	ck_assert_uint_eq(scan.summary.thps_scanned, 0);
 	ck_assert_uint_eq(scan.total.partial_unmapped_bytes, 480 * 4096);
+	thps_scan_free(&scan);
+}
+END_TEST
+
+/* mTHP contents for proc-mthp: F1 1 of 16 used, F2 all 16, F4 (16 KiB) none. */
+static int mthp_count(void *ud _unused_, pid_t pid, uint64_t addr, uint64_t len,
+		      unsigned *ret_utilized, uint64_t *ret_bytes)
+{
+	*ret_bytes = len;
+	if (pid == 200 && addr == 0x400000 && len == 16 * 4096)
+		*ret_utilized = 1;
+	else if (pid == 200 && addr == 0x410000 && len == 16 * 4096)
+		*ret_utilized = 16;
+	else if (pid == 200 && addr == 0x430000 && len == 4 * 4096)
+		*ret_utilized = 0;
+	else
+		return *ret_bytes = 0, -EFAULT;
+	return 0;
+}
+
+/* Folios smaller than a THP, mapped by PTEs: each whole one read once at its own size and
+ * bucketed by min(utilized * 10 / nr, 9) in its size's histogram; the partly mapped one is
+ * counted as partial under its size; the low-util ones are recorded with their size. */
+START_TEST(test_collect_mthp)
+{
+	struct thps_scanner_hooks hooks = {.count = mthp_count, .every_page = 0};
+	struct thps_scan_opts opts = {.record_ranges = true};
+	struct thps_size_figures z[THPS_MAX_ORDER];
+	struct thps_cgroup_stats *c;
+	struct thps_geometry g;
+	struct thps_scan scan;
+	struct thps_ctx ctx;
+	char path[PATH_MAX];
+	FILE *f;
+
+	/* the sys tree says 16 KiB is the smallest size with folios (64 KiB is never now but
+	 * still has some: stats/nr_anon) */
+	mkdir_p("sys");
+	mkdir_p("sys/kernel");
+	mkdir_p("sys/kernel/mm");
+	mkdir_p("sys/kernel/mm/transparent_hugepage");
+	mkdir_p("sys/kernel/mm/transparent_hugepage/hugepages-16kB");
+	mkdir_p("sys/kernel/mm/transparent_hugepage/hugepages-16kB/stats");
+	mkdir_p("sys/kernel/mm/transparent_hugepage/hugepages-64kB");
+	mkdir_p("sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats");
+	static const char *const files[][2] = {
+	    {"enabled", "always madvise [never]\n"},
+	    {"hugepages-16kB/enabled", "always [inherit] madvise never\n"},
+	    {"hugepages-16kB/stats/nr_anon", "1\n"},
+	    {"hugepages-64kB/enabled", "always inherit madvise [never]\n"},
+	    {"hugepages-64kB/stats/nr_anon", "3\n"},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		snprintf(path, sizeof(path), "%s/sys/kernel/mm/transparent_hugepage/%s", tmpdir,
+			 files[i][0]);
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	mkdir_p("cg");
+	thps_geometry_default(&g);
+	fixture_ctx(&ctx, SCANNER_FIXTURES "/proc-mthp", "");
+	snprintf(ctx.cgroup_root, sizeof(ctx.cgroup_root), "%s/cg", tmpdir);
+	snprintf(ctx.sys_root, sizeof(ctx.sys_root), "%s/sys", tmpdir);
+	ck_assert_uint_eq(thps_anon_folio_min_pages(&ctx, &g), 4);
+
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(scan.summary.thps_scanned, 3);
+	ck_assert_uint_eq(scan.summary.bytes_read, (16 + 16 + 4) * 4096);
+
+	c = by_path(&scan, "(memcg ino 2001)");
+	ck_assert_uint_eq(thps_hist_thps(&c->hist), 0); /* no PMD-size THP */
+	ck_assert_uint_eq(c->mthp[4].hist.thps[0], 1);	/* F1: 1*10/16 = 0 */
+	ck_assert_uint_eq(c->mthp[4].hist.zero_subpages[0], 15);
+	ck_assert_uint_eq(c->mthp[4].hist.thps[9], 1); /* F2 */
+	ck_assert_uint_eq(c->mthp[4].partial_folios, 1); /* F3: 4 of 16 mapped */
+	ck_assert_uint_eq(c->mthp[4].partial_unmapped_bytes, 12 * 4096);
+	ck_assert_uint_eq(c->partial_thps, 1);
+	ck_assert_uint_eq(c->lowutil_thps, 1);
+	ck_assert_uint_eq(c->waste_bytes, 15 * 4096);
+	ck_assert_uint_eq(thps_cgroup_folios(c, &g), 2);
+	ck_assert_uint_eq(thps_cgroup_sizes(c, &g, 0, false, z), 1);
+	ck_assert_uint_eq(z[0].size_bytes, 65536);
+	ck_assert_uint_eq(z[0].folios, 2);
+	ck_assert_uint_eq(z[0].partial_folios, 1);
+	c = by_path(&scan, "(memcg ino 2002)");
+	ck_assert_uint_eq(c->mthp[2].hist.thps[0], 1); /* F4: 16 KiB, all zero */
+	ck_assert_uint_eq(c->waste_bytes, 4 * 4096);
+	ck_assert_uint_eq(scan.total.waste_bytes, 19 * 4096);
+	ck_assert_uint_eq(thps_hist_thps(&scan.total.mthp[4].hist), 2);
+
+	ck_assert_uint_eq(scan.n_ranges, 2);
+	ck_assert_uint_eq(scan.ranges[0].start, 0x400000);
+	ck_assert_uint_eq(scan.ranges[0].pfn, 1024);
+	ck_assert_uint_eq(scan.ranges[0].pages, 16);
+	ck_assert_uint_eq(scan.ranges[1].start, 0x430000);
+	ck_assert_uint_eq(scan.ranges[1].pages, 4);
+	thps_scan_free(&scan);
+
+	/* the same with every page looked up (the reference): same figures */
+	hooks.every_page = 1;
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(scan.total.waste_bytes, 19 * 4096);
+	ck_assert_uint_eq(scan.total.partial_thps, 1);
 	thps_scan_free(&scan);
 }
 END_TEST
@@ -617,6 +725,7 @@ static Suite *scanner_suite(void)
 
 	tcase_add_checked_fixture(tt, setup_tmp, teardown_tmp);
 	tcase_add_test(tt, test_collect_fixture);
+	tcase_add_test(tt, test_collect_mthp);
 	tcase_add_test(tt, test_collect_skips_exited);
 	tcase_add_test(tt, test_collect_attribution);
 	tcase_add_test(tt, test_cgroup_map);

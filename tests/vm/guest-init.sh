@@ -21,6 +21,20 @@ echo +memory > /sys/fs/cgroup/cgroup.subtree_control ||
 	vm_fail vm.cgroup "cannot enable +memory in the root's cgroup.subtree_control"
 
 T=/sys/kernel/mm/transparent_hugepage
+# What the booted kernel does, from thpshrink's probe, not from the kernel's name: scenarios
+# branch on THPS_KCLASS (upstream: a split remaps zero subpages and the underused shrinker
+# exists, 6.12+; rfc: the THP shrinker RFC; none: a split frees nothing, 6.1) and on
+# THPS_MTHP_SIZES (the hugepages-<N>kB sizes below the PMD size this kernel offers, Linux 6.8+).
+thpshrink probe --json > /tmp/boot-probe.json 2>/dev/null
+THPS_KCLASS=$(sed -n 's/^  "split_kind":"\([a-z]*\)".*/\1/p' /tmp/boot-probe.json)
+# measured on canary memory at boot: a kernel whose split frees nothing is "none", whatever
+# its counters suggest
+grep -q '"split_frees_zero_subpages":false' /tmp/boot-probe.json && THPS_KCLASS=none
+THPS_MTHP_SIZES=$(for d in $T/hugepages-*kB; do [ -f "$d/enabled" ] && basename "$d"; done |
+	sed 's/hugepages-\([0-9]*\)kB/\1/' | awk -v pmd=$(($(cat $T/hpage_pmd_size) / 1024)) '$1 < pmd' | sort -n | tr '\n' ' ')
+export THPS_KCLASS THPS_MTHP_SIZES
+[ -n "$THPS_KCLASS" ] || vm_fail vm.kclass "thpshrink probe --json named no split_kind"
+mthp0=$(for d in $T/hugepages-*kB; do [ -f "$d/enabled" ] && echo "$d $(sed 's/.*\[\(.*\)\].*/\1/' "$d/enabled")"; done)
 mpn0=$(cat $T/khugepaged/max_ptes_none)
 scan0=$(cat $T/khugepaged/scan_sleep_millisecs)
 alloc0=$(cat $T/khugepaged/alloc_sleep_millisecs)
@@ -28,7 +42,8 @@ pages0=$(cat $T/khugepaged/pages_to_scan)
 enabled0=$(sed 's/.*\[\(.*\)\].*/\1/' $T/enabled)
 vm_pass vm.boot "kernel=$(uname -r) uptime=$(vm_uptime)s thp=$enabled0 max_ptes_none=$mpn0" \
 	"shrink_underused=$(cat $T/shrink_underused 2>/dev/null || echo n/a)" \
-	"swap=$(awk 'NR>1' /proc/swaps | wc -l) cgroup2=$(cat /sys/fs/cgroup/cgroup.subtree_control)"
+	"swap=$(awk 'NR>1' /proc/swaps | wc -l) cgroup2=$(cat /sys/fs/cgroup/cgroup.subtree_control)" \
+	"class=$THPS_KCLASS mthp_kB=${THPS_MTHP_SIZES:-none}"
 
 for s in /scenarios/[0-9]*.sh; do
 	[ -e "$s" ] || continue
@@ -52,6 +67,7 @@ for s in /scenarios/[0-9]*.sh; do
 	echo "$alloc0" > $T/khugepaged/alloc_sleep_millisecs
 	echo "$pages0" > $T/khugepaged/pages_to_scan
 	echo "$enabled0" > $T/enabled
+	echo "$mthp0" | while read -r d m; do [ -n "$d" ] && echo "$m" > "$d/enabled"; done
 	echo "== scenario $name took $(awk "BEGIN{print $(vm_uptime) - $t0}")s"
 done
 echo "THPS-VM-DONE kernel=$THPS_KERNEL uptime=$(vm_uptime)s"

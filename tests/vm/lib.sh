@@ -1,7 +1,9 @@
 # lib.sh: helpers for the VM scenarios (tests/vm/scenarios/NN-name.sh), sourced by the guest.
 #
 # A scenario is a busybox sh script run once per boot, in order, with these set:
-#   THPS_KERNEL  k612 | k61 | rfc          VM_SCENARIO  its name without the NN- prefix
+#   THPS_KERNEL  k73 | k612 | k61 | rfc    VM_SCENARIO  its name without the NN- prefix
+#   THPS_KCLASS  upstream | rfc | none (what the probe found; branch on this, not on the name)
+#   THPS_MTHP_SIZES  the mTHP sizes in KiB below the PMD size (hugepages-*kB), "" before 6.8
 # It reports with result lines, which the host collects; every check must be able to fail:
 #   vm_pass NAME DETAIL...   -> RESULT PASS <scenario>.NAME DETAIL
 #   vm_fail NAME DETAIL...   -> RESULT FAIL <scenario>.NAME DETAIL

@@ -1,13 +1,15 @@
 # Sourced by run-vm.sh (S, KERNEL, here, srcdir, builddir, outdir, copy_with_libs): what
-# scenarios/70-node.sh needs, only when it is part of this boot and the kernel is k612 or k73
-# (it skips elsewhere): the services' sources (tests/vm/node/), the Java service compiled with
+# scenarios/70-node.sh needs, only when it is part of this boot and the kernel is not k61 or rfc
+# (it skips there): the services' sources (tests/vm/node/), the Java service compiled with
 # javac, the Go service built with Debian's golang (static), the shipped policies, the kernel's
 # 9p modules (fetch-9p-modules.sh) and a read-only virtio-9p share of the host's /usr
 # (QEMU_EXTRA), from which the guest runs Debian's python3, node, java, memcached and Redis in a
 # chroot. Other boots stay as they were: no share, nothing added. Whatever is missing is written
 # to /node/missing; the scenario says SKIP with it.
 _node_want=no
-case $KERNEL in k612 | k73)
+case $KERNEL in
+k61 | rfc) ;; # no zero-page remap on split: 70-node skips there, and the boot stays as it was
+*)
 	# shellcheck disable=SC2053
 	[[ 70-node == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes ;;
 esac

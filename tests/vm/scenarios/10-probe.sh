@@ -4,7 +4,7 @@
 P=/tmp/probe.json
 
 probe() { # runs the probe into $P; 0 if it worked
-	thpshrink probe --json --write-test > "$P" 2> /tmp/probe.err && return 0
+	thpshrink probe --json --write-test --no-measure > "$P" 2> /tmp/probe.err && return 0
 	vm_fail run "thpshrink probe --json failed: $(cat /tmp/probe.err)"
 	return 1
 }
@@ -41,11 +41,11 @@ if probe; then
 	risk=false; [ "$mpn" -ge 511 ] && risk=true
 	expect recollapse-risk recollapse_risk "$risk"
 	# memory.reclaim's swappiness= arrived in 6.12: the write test says yes there, no on 6.1.
-	want=no; [ "$THPS_KERNEL" = k612 ] && want=yes
+	want=no; [ "$THPS_KCLASS" = upstream ] && want=yes
 	expect swappiness reclaim_swappiness "$want"
 	expect swappiness-tested reclaim_swappiness_tested true
-	case $THPS_KERNEL in
-	k612)
+	case $THPS_KCLASS in
+	upstream)
 		expect split-frees split_frees_zero_subpages true
 		expect split-kind split_kind upstream
 		expect no-thp-utilization have_thp_utilization false
@@ -65,7 +65,7 @@ if probe; then
 			expect underused-shrinker-409 underused_shrinker_active true
 		fi
 		;;
-	k61)
+	none)
 		expect split-frees-nothing split_frees_zero_subpages false
 		expect split-kind split_kind none
 		expect no-thp-utilization have_thp_utilization false
@@ -128,7 +128,44 @@ if probe; then
 		fi
 		;;
 	*)
-		vm_skip kernel "unknown THPS_KERNEL '$THPS_KERNEL'"
+		vm_skip kernel "unknown THPS_KCLASS '$THPS_KCLASS'"
 		;;
 	esac
 fi
+
+# The measured probe: canary folios of every size the kernel allocates (16 and 64 KiB enabled
+# where the kernel has them), split through debugfs and reclaimed in a scratch cgroup; what
+# each freed, per size, is what the class of this kernel says it must be.
+for k in $THPS_MTHP_SIZES; do
+	case $k in 16 | 64) vm_set_thp_knob hugepages-${k}kB/enabled always ;; esac
+done
+# the boot default (the upstream branch above lowered it): memory.reclaim as shipped
+[ "$(vm_thp_knob khugepaged/max_ptes_none)" = n/a ] || vm_set_thp_knob khugepaged/max_ptes_none 511
+t0=$(vm_uptime)
+thpshrink probe --json > /tmp/pm.json 2> /tmp/pm.err
+thpshrink probe > /tmp/pm.txt 2>&1
+secs=$(awk -v a="$(vm_uptime)" -v b="$t0" 'BEGIN{printf "%.1f", a-b}')
+vm_check measured-ran "$(grep -m1 '^measured' /tmp/pm.txt) (two probes in ${secs}s)" grep -q '"ran":true' /tmp/pm.json
+left=$(ls -d $CG_ROOT/thpshrink-probe.* 2>/dev/null | wc -l)
+vm_check measured-scratch-removed "$left scratch cgroups left" [ "$left" = 0 ]
+# "size":N ... "split_freed_pct":P per entry of the pretty-printed JSON
+pcts=$(awk -F: '/"size":/ { gsub(/[ ,]/, "", $2); s = $2 } /"split_freed_pct":/ { gsub(/[ ,]/, "", $2); print s, $2 }' /tmp/pm.json)
+grep '^  [0-9]* [KM]iB' /tmp/pm.txt | while read -r line; do
+	vm_pass "measured-$(echo "$line" | awk '{print $1 $2}')" "$line"
+done
+pmd=$(vm_thp_knob hpage_pmd_size)
+pmd_pct=$(echo "$pcts" | awk -v s="$pmd" '$1 == s {print $2}')
+case $THPS_KCLASS in
+upstream | rfc)
+	vm_check measured-pmd-split-frees "PMD split freed ${pmd_pct:-?} % (want >= 90)" [ "${pmd_pct:-0}" -ge 90 ] ;;
+none)
+	vm_check measured-pmd-split-frees-nothing "PMD split freed ${pmd_pct:-?} % (want <= 10)" [ "${pmd_pct:-100}" -le 10 ] ;;
+esac
+for k in $THPS_MTHP_SIZES; do
+	case $k in 16 | 64) ;; *) continue ;; esac
+	p=$(echo "$pcts" | awk -v s=$((k * 1024)) '$1 == s {print $2}')
+	case $THPS_KCLASS in
+	upstream) vm_check measured-${k}k-split-frees "${k} KiB split freed ${p:-?} % (want >= 90)" [ "${p:-0}" -ge 90 ] ;;
+	*) vm_pass measured-${k}k "${k} KiB split freed ${p:-?} %" ;;
+	esac
+done

@@ -6,7 +6,7 @@
 #  k61:  no shrinker: nothing is freed, and thpshrink must say so.
 MIX=0:24,10:8,512:8
 
-if [ "$THPS_KERNEL" = k612 ]; then
+if [ "$THPS_KCLASS" = upstream ]; then
 	out=$(thpshrink reclaim --set-max-ptes-none 409 2>&1); rc=$?
 	echo "$out"
 	vm_check set-max-ptes-none "rc=$rc $(echo "$out" | tail -1) now=$(vm_thp_knob khugepaged/max_ptes_none)" \
@@ -25,7 +25,7 @@ full0=$chk_full
 sib_mc0=$(vm_mem_current "$sib") sib_thp0=$(vm_memstat "$sib" anon_thp)
 split0=$(vm_vmstat thp_split_page)
 
-if [ "$THPS_KERNEL" = rfc ]; then
+if [ "$THPS_KCLASS" = rfc ]; then
 	# The RFC's kernel scanner must have seen the THPs (one pass over 2 GiB takes ~9 s).
 	t0=$(vm_uptime); i=0
 	while [ "$(vm_lowutil_queued)" -lt 32 ] && [ $i -lt 60 ]; do sleep 1; i=$((i + 1)); done
@@ -44,14 +44,14 @@ vm_summary "$out"
 detail="waste=$waste_before memory.current=$mc_a->$mc_b freed=$freed (thpshrink: given_back=$given_back) rc=$rc secs=$(awk "BEGIN{print $t1 - $t0}")"
 vm_check scanned-waste "$detail" [ "$waste_before" -ge $((30 * 1048576)) ]
 
-case $THPS_KERNEL in
-k612 | rfc)
+case $THPS_KCLASS in
+upstream | rfc)
 	vm_check gives-back-95pct "$detail (>= 95% of the waste)" \
 		[ $((freed * 100)) -ge $((waste_before * 95)) ]
 	vm_check waste-gone "waste after=$waste_after" [ "$waste_after" -lt $((waste_before / 20)) ]
 	vm_check exit-status "rc=$rc" [ "$rc" = 0 ]
 	;;
-k61)
+none)
 	vm_check says-frees-nothing "$(echo "$out" | grep '^note:')" \
 		vm_has "$out" 'frees nothing'
 	vm_check frees-nothing "$detail" [ $((freed * 100)) -lt $((waste_before * 5)) ]
@@ -67,7 +67,7 @@ vm_check_bloat sibling-data-intact "$SIB_PID" "$SIB_LOG"
 echo "# vmstat thp_split_page $split0 -> $(vm_vmstat thp_split_page)," \
 	"thp_underused_split_page=$(vm_vmstat thp_underused_split_page) thp_split_free=$(vm_vmstat thp_split_free)"
 
-if [ "$THPS_KERNEL" = k612 ]; then
+if [ "$THPS_KCLASS" = upstream ]; then
 	out=$(thpshrink reclaim --restore-max-ptes-none 2>&1); rc=$?
 	vm_check restore-max-ptes-none "rc=$rc $(echo "$out" | tail -1)" \
 		[ "$rc" = 0 -a "$(vm_thp_knob khugepaged/max_ptes_none)" = 511 ]

@@ -30,7 +30,7 @@ if thpshrink report --json --cgroup /rep-a > "$out" 2>&1; then
 		grep -q '{"bucket": 0, "lo": 0, "hi": 51, "thps": 12, "zero_subpages": 5940}' "$out"
 	vm_check report-json-memstat "$(grep '"memory_current"' "$out" | head -1)" \
 		grep -Eq '"memory_current": [0-9]+,' "$out"
-	case $THPS_KERNEL in
+	case $THPS_KCLASS in
 	rfc) vm_check report-kernel-hist "$(grep '"kernel_hist"' "$out")" grep -q '"kernel_hist": {' "$out" ;;
 	*) vm_check report-kernel-hist "$(grep '"kernel_hist"' "$out") (no RFC patches)" \
 		grep -q '"kernel_hist": null' "$out" ;;

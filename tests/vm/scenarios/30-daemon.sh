@@ -101,7 +101,7 @@ echo "# enforce: mix waste $(vm_mib $mix_waste) MiB, asked $(vm_mib $asked) MiB,
 seen=$(grep -o "cgroup '/thps-enf': policy 'enf', THPs [0-9]*, low-util [0-9]*, waste [0-9]*" $D/daemon.log | head -1)
 vm_check waste-seen "${seen:-no decision logged for /thps-enf}" [ -n "$seen" ]
 ok=no; [ "$asked" -gt 0 ] && [ $((freed * 100)) -ge $((asked * 95)) ] && [ $((w * 20)) -le "$mix_waste" ] && ok=yes
-if [ "$THPS_KERNEL" = k61 ] && [ $ok = no ]; then
+if [ "$THPS_KCLASS" = none ] && [ $ok = no ]; then
 	# 6.1 has no underused-THP shrinker: memory.reclaim cannot split THPs, and without swap it
 	# frees nothing. The daemon must have asked and said what it got.
 	ok=no; grep -q "cgroup '/thps-enf': reclaim asked" $D/daemon.log && ok=yes
@@ -117,11 +117,11 @@ fi
 # were seen), 6.1 not at all: there the bound applies to the ask.
 ask_secs=$(awk -v a=$T0 -v b=${T_ASK:-999999} 'BEGIN{printf "%.1f", b-a}')
 bound=$((INTERVAL * 2 + 6))
-if [ "$THPS_KERNEL" = k612 ]; then
+if [ "$THPS_KCLASS" = upstream ]; then
 	vm_check within-two-intervals "first ask after $ask_secs s, memory back after $secs s (bound $bound s)" \
 		awk -v a=$ask_secs -v s=$secs -v b=$bound 'BEGIN { exit !(a <= b && s <= b) }'
 else
-	back="memory back after $secs s"; [ "$THPS_KERNEL" = k61 ] && back="6.1 gives nothing back"
+	back="memory back after $secs s"; [ "$THPS_KCLASS" = none ] && back="6.1 gives nothing back"
 	vm_check within-two-intervals "first ask after $ask_secs s (bound $bound s); $back" \
 		awk -v a=$ask_secs -v b=$bound 'BEGIN { exit !(a <= b) }'
 fi
@@ -153,7 +153,7 @@ before=$(metric thpshrink_given_back_bytes_total /thps-enf)
 n0=$(grep -c "cgroup '/thps-enf': policy 'enf'" $D/daemon.log)
 vm_bloat_start thps-enf --mix 8:32 || vm_fail bloat "second enforce workload did not start"
 i=0
-if [ "$THPS_KERNEL" = k61 ]; then
+if [ "$THPS_KCLASS" = none ]; then
 	# 6.1 gives nothing back, so the engine backs off (cooldown doubled per useless action):
 	# the old set working means the enforce policy keeps deciding for the new workload.
 	until [ "$(grep -c "cgroup '/thps-enf': policy 'enf'" $D/daemon.log)" -gt "$n0" ] || [ $i -gt $((INTERVAL * 30)) ]; do sleep 0.1; i=$((i + 1)); done

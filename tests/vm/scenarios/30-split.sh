@@ -30,8 +30,8 @@ detail="waste=$waste_before memory.current=$mc_a->$mc_b freed=$freed (thpshrink:
 vm_check scanned-waste "$detail" [ "$waste_before" -ge 2097152 ]
 vm_thpcheck "$BLOAT_PID" "$BLOAT_START" "$BLOAT_END"
 
-case $THPS_KERNEL in
-k612 | rfc)
+case $THPS_KCLASS in
+upstream | rfc)
 	vm_check gives-back-95pct "$detail (>= 95% of the waste)" \
 		[ $((freed * 100)) -ge $((waste_before * 95)) ]
 	vm_check split-count "$(echo "$out" | grep '^split:')" \
@@ -39,7 +39,7 @@ k612 | rfc)
 	vm_check lowutil-split "lowutil chunks still THPs: $chk_lowutil_thp of $chk_lowutil" [ "$chk_lowutil_thp" = 0 ]
 	vm_check exit-status "rc=$rc" [ "$rc" = 0 ]
 	;;
-k61)
+none)
 	vm_check refuses "rc=$rc $(echo "$out" | grep -m1 'refused')" \
 		[ "$rc" = 1 -a "$(vm_has "$out" 'refused: a split frees nothing' && echo y)" = y ]
 	vm_check nothing-split "THPs $thp0 -> $chk_thp" [ "$chk_thp" = "$thp0" ]
@@ -52,7 +52,7 @@ vm_check_bloat data-intact
 
 vm_check_sibling_untouched "$sib" "$sib_mc0" "$sib_thp0"
 
-if [ "$THPS_KERNEL" = k612 ]; then
+if [ "$THPS_KCLASS" = upstream ]; then
 	# khugepaged with max_ptes_none 511 rebuilds the split ranges; thpshrink must notice.
 	vm_set_thp_knob khugepaged/scan_sleep_millisecs 100
 	vm_set_thp_knob khugepaged/alloc_sleep_millisecs 1
@@ -65,5 +65,7 @@ if [ "$THPS_KERNEL" = k612 ]; then
 	echo "$out"
 	vm_check recollapse-reported "$(echo "$out" | grep '^re-collapse' || echo 'no re-collapse line')" \
 		vm_has "$out" '^re-collapse: khugepaged rebuilt'
+	vm_check recollapse-prctl-advice "$(echo "$out" | grep -m1 'PR_THP_DISABLE' || echo 'no prctl advice')" \
+		vm_has "$out" 'prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED'
 	vm_check_bloat data-intact-after-recollapse
 fi

@@ -8,8 +8,8 @@
 PORT=9478
 D=/tmp/thpsd-rc
 
-if [ "$THPS_KERNEL" != k612 ]; then
-	vm_skip cycle "split/re-collapse needs k612 (6.1: a split frees nothing; rfc: its shrinker frees first)"
+if [ "$THPS_KCLASS" != upstream ]; then
+	vm_skip cycle "split/re-collapse needs an upstream (6.12+) kernel, this is $THPS_KCLASS (none: a split frees nothing; rfc: its shrinker frees first)"
 	return 0 2>/dev/null || exit 0
 fi
 mkdir -p $D/pol $D/state

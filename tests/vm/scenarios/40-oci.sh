@@ -159,7 +159,7 @@ JEOF
 		asked=${asked:-0}
 		w=$(metric thpshrink_cgroup_waste_bytes /thps-oci/ctr4)
 		info=$(metrics | grep '^thpshrink_container_info{cgroup="/thps-oci/ctr4"')
-		if [ "$THPS_KERNEL" = k61 ]; then
+		if [ "$THPS_KCLASS" = none ]; then
 			grep -q "cgroup '/thps-oci/ctr4': reclaim asked" $D/daemon.log && [ -n "$info" ] && break
 		else
 			[ "$asked" -gt 0 ] && [ $((given * 100)) -ge $((asked * 95)) ] && [ $((w * 20)) -le "$mix_waste" ] && [ -n "$info" ] && break
@@ -177,7 +177,7 @@ JEOF
 	seen=$(grep -o "cgroup '/thps-oci/ctr4': policy '[^']*', THPs [0-9]*, low-util [0-9]*, waste [0-9]*" $D/daemon.log | tail -1)
 	vm_check daemon-annotated-policy "${seen:-no decision logged for /thps-oci/ctr4}" \
 		sh -c "echo \"$seen\" | grep -q \"policy 'shrink'\""
-	if [ "$THPS_KERNEL" = k61 ]; then
+	if [ "$THPS_KCLASS" = none ]; then
 		# 6.1 has no underused-THP shrinker: memory.reclaim cannot free THP zero subpages.
 		vm_check daemon-reclaim-reported-k61 "the daemon asked and reported $(vm_mib $given) MiB back: $(grep -o "cgroup '/thps-oci/ctr4': reclaim asked.*" $D/daemon.log | head -1)" \
 			sh -c "grep -q \"cgroup '/thps-oci/ctr4': reclaim asked [0-9]* bytes, gave back 0\" $D/daemon.log && [ '$given' = 0 ]"

@@ -35,8 +35,8 @@
 # 6.12 only: 6.1 cannot free zero subpages by splitting (no shrink_underused, no zero-page remap)
 # and the RFC kernel's THP shrinker works differently; other scenarios cover what they say.
 
-if [ "$THPS_KERNEL" != k612 ]; then
-	vm_skip kernel "runs on k612 only: needs upstream 6.12's zero-page remap on split and the underused-THP shrinker ($THPS_KERNEL)"
+if [ "$THPS_KCLASS" != upstream ]; then
+	vm_skip kernel "needs an upstream (6.12+) kernel: zero-page remap on split and the underused-THP shrinker; this is $THPS_KCLASS"
 	exit 0
 fi
 for p in redis-server redis-cli redis-benchmark thpshrink; do
