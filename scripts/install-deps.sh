@@ -4,7 +4,8 @@
 #   test:  build + what the test suites use (Check, python3-jsonschema, qemu and busybox for
 #          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing;
 #          debhelper, lintian, mmdebstrap, mandoc, podman for the package and image tests;
-#          the kubernetes-models npm package for the DaemonSet's schema test).
+#          the kubernetes-models npm package for the DaemonSet's schema test; memcached, golang,
+#          a JDK, Node.js and gnuplot for the node scenario 70-node).
 set -eu
 what=${1:-build}
 BUILD="build-essential autoconf automake libtool pkg-config libcgroup-dev libjson-c-dev
@@ -12,7 +13,7 @@ BUILD="build-essential autoconf automake libtool pkg-config libcgroup-dev libjso
 TEST="python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
       prometheus crun redis-server redis-tools clang libclang-rt-14-dev valgrind curl
       ca-certificates procps iproute2 kmod file debhelper lintian mmdebstrap mandoc podman
-      catatonit"
+      catatonit memcached golang-go default-jdk-headless nodejs gnuplot-nox"
 case "$what" in
 build) pkgs=$BUILD ;;
 test) pkgs="$BUILD $TEST" ;;
@@ -44,7 +45,7 @@ if [ "$what" = test ]; then
 fi
 # prometheus' package starts a server on :9090; the tests run their own on loopback.
 if [ "$what" = test ] && command -v systemctl >/dev/null 2>&1; then
-	systemctl disable --now prometheus prometheus-node-exporter redis-server >/dev/null 2>&1 || true
+	systemctl disable --now prometheus prometheus-node-exporter redis-server memcached >/dev/null 2>&1 || true
 fi
 # The VM tests' kernels (Debian 7.3 from trixie-backports, 6.12, 6.1), fetched once into
 # /var/cache/thpshrink-vm through private apt states (tests/vm/fetch-kernel.sh); one that cannot

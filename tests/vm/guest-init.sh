@@ -50,7 +50,9 @@ for s in /scenarios/[0-9]*.sh; do
 	name=$(basename "$s" .sh)
 	t0=$(vm_uptime)
 	echo "== scenario $name (uptime ${t0}s)"
-	VM_SCENARIO=${name#[0-9]*-} timeout ${THPS_VM_SCENARIO_TIMEOUT:-480} sh -c ". /lib.sh; VM_SCENARIO=${name#[0-9]*-}; . $s"
+	# a scenario may ask for more time with a "# vm-timeout: SECONDS" line (70-node)
+	st=$(sed -n 's/^# vm-timeout: *\([0-9][0-9]*\).*/\1/p' "$s" | head -1)
+	VM_SCENARIO=${name#[0-9]*-} timeout ${THPS_VM_SCENARIO_TIMEOUT:-${st:-480}} sh -c ". /lib.sh; VM_SCENARIO=${name#[0-9]*-}; . $s"
 	rc=$?
 	[ $rc = 0 ] || vm_fail "${name#[0-9]*-}.exit" "scenario script exited with status $rc"
 	# Leave the next scenario a clean machine: no leftover workload, the boot-time knobs.

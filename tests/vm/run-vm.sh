@@ -66,7 +66,9 @@ for p in "$builddir"/tests/tools/*; do
 	[ -f "$p" ] && [ -x "$p" ] && { copy_with_libs "$p"; progs="$progs $(basename "$p")"; }
 done
 # Extra guest content for particular scenarios (e.g. redis for 60-redis.sh): each
-# tests/vm/initramfs.d/*.sh is sourced here with S (the staging root) and copy_with_libs.
+# tests/vm/initramfs.d/*.sh is sourced here with S (the staging root) and copy_with_libs; one
+# may add qemu options to QEMU_EXTRA (node.sh: a read-only 9p share of /usr for 70-node.sh).
+QEMU_EXTRA=""
 for h in "$here"/initramfs.d/*.sh; do
 	[ -e "$h" ] && . "$h"
 done
@@ -86,7 +88,7 @@ t0=$(date +%s.%N)
 # BPF program), and the guest died with "Oops: int3" in get_page_from_freelist (once in ~6
 # CI runs). Same speed on this 2-core host (k612: 149 s vs 144 s).
 timeout -k 10 "${THPS_VM_TIMEOUT:-1200}" qemu-system-x86_64 -accel "tcg,thread=${THPS_VM_TCG_THREAD:-single}" -cpu max -m "${THPS_VM_MEM:-3G}" -smp 2 \
-	-nographic -no-reboot -nodefaults -serial stdio -kernel "$image" -initrd "$stage/initrd.gz" \
+	-nographic -no-reboot -nodefaults -serial stdio -kernel "$image" -initrd "$stage/initrd.gz" ${QEMU_EXTRA:-} \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=always thps.kernel=$KERNEL ${THPS_VM_APPEND:-}" \
 	</dev/null 2>&1 | tr -d '\r' > "$log"
 qrc=${PIPESTATUS[0]}

@@ -1,0 +1,88 @@
+#!/bin/bash
+# A node, not a benchmark: scenarios/70-node.sh (Redis, memcached, Python, Go, JVM, Node.js, one
+# cgroup each) in the real-kernel VM under THP never, THP always and THP always + thpshrinkd with
+# the shipped policies, in one boot; prints one table (markdown) of memory.current at steady
+# state, THPs, throughput relative to THP always and the data checks per service and for the
+# node, thpshrinkd's CPU share and RSS, and plots the node's memory over time (gnuplot PNG).
+# Usage: node.sh [BUILDDIR] [KERNEL] [SCALE]   (defaults: the cwd, k612, 2)
+# Output: BUILDDIR/tests/bench/node-KERNEL/{table.md,node.png,memory.dat,KERNEL.log,KERNEL.result}
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+b=$(cd "${1:-.}" && pwd)
+k=${2:-k612}
+scale=${3:-2}
+[ -x "$b/thpshrink" ] || { echo "node.sh: no thpshrink in $b: build first"; exit 77; }
+out=$b/tests/bench/node-$k
+mkdir -p "$out"
+if [ -z "${THPS_NODE_REUSE:-}" ]; then   # THPS_NODE_REUSE=1: tabulate the last run again
+	THPS_VM_SCENARIOS='70-*' THPS_VM_OUTDIR=$out THPS_VM_TIMEOUT=${THPS_VM_TIMEOUT:-2400} \
+		THPS_VM_APPEND="thps.node_scale=$scale thps.node_settle=${THPS_NODE_SETTLE:-30} thps.node_bench=${THPS_NODE_BENCH:-6} THPS_VM_SCENARIO_TIMEOUT=2300" \
+		top_srcdir=$(cd "$here/../.." && pwd) top_builddir=$b \
+		"$here/../vm/run-vm.sh" "$k" > "$out/run.txt" 2>&1
+	rc=$?
+	[ $rc = 77 ] && { tail -1 "$out/run.txt"; exit 77; }
+fi
+log=$out/$k.log
+grep '^\(PASS\|FAIL\|SKIP\) ' "$out/$k.result" | sed 's/^/  /'
+figs=$(grep -a '^# node-fig ' "$log" | sed 's/^# node-fig //')
+[ -n "$figs" ] || { echo "node.sh: no figures in $log (see $out/run.txt)"; exit 1; }
+{
+echo "$figs" | awk -v k="$k" -v scale="$scale" '
+	{ delete f; for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+	  if ("svc" in f && "conf" in f) for (x in f) v[f["conf"], f["svc"], x] = f[x]
+	  else if ("svc" in f) for (x in f) v["sum", f["svc"], x] = f[x]
+	  else if ("conf" in f) for (x in f) v[f["conf"], "-", x] = f[x] }
+	function mib(x) { return sprintf("%.1f", x / 1048576) }
+	function r(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
+	END {
+		printf "Node scenario on %s (scale %d), memory.current at steady state, MiB (anon in parentheses)\n\n", k, scale
+		printf "| service | THP never | THP always | always + thpshrinkd | %% of never (anon) | THPs always → thpshrinkd (low-util left) | throughput vs always: never, thpshrinkd (per calibration) | data |\n"
+		printf "| --- | ---: | ---: | ---: | ---: | --- | --- | --- |\n"
+		n = split("redis memcached python go jvm nodejs node", s, " ")
+		for (i = 1; i <= n; i++) {
+			x = s[i]
+			d = v["never", x, "data"] " " v["always", x, "data"] " " v["thpsd", x, "data"]
+			ok = (x == "node") ? "" : (d == "ok ok ok" ? "ok ×3" : "FAIL (" d ")")
+			printf "| %s | %s (%s) | %s (%s) | %s (%s) | %.1f %% (%.1f %%) | %d → %d (%s) | %s, %s | %s |\n", x,
+				mib(v["never", x, "mc"]), mib(v["never", x, "anon"]), mib(v["always", x, "mc"]), mib(v["always", x, "anon"]),
+				mib(v["thpsd", x, "mc"]), mib(v["thpsd", x, "anon"]), 100 * v["thpsd", x, "mc"] / v["never", x, "mc"], 100 * v["thpsd", x, "anon"] / v["never", x, "anon"],
+				v["always", x, "thps"], v["thpsd", x, "thps"], x == "node" ? "-" : v["thpsd", x, "lowutil_thps"] + 0,
+				x == "node" ? "-" : r(v["never", x, "rate"], v["always", x, "rate"]), x == "node" ? "-" : r(v["thpsd", x, "rate"], v["always", x, "rate"]) " (" r(v["thpsd", x, "norm"], v["always", x, "norm"]) ")", ok
+		}
+		printf "\nTHPs: memory.stat anon_thp / 2 MiB; low-util left: THPs at <= 40 %% used (buckets 0..3) per thpshrink report. Throughput: requests/s of the service'"'"'s own load generator, best of 3 (2 in the first runs), relative to THP always'"'"'s; in parentheses per unit of a calibration loop run just before each (TCG'"'"'s speed follows the host'"'"'s load; a collapse guard, not a performance figure).\n"
+		# the node without the services that had no THP in any configuration: their differences
+		# come from their own collectors, not from THP
+		split("never always thpsd", cf, " "); ex = ""
+		for (i = 1; i <= 6; i++) if (v["always", s[i], "thps"] + v["thpsd", s[i], "thps"] == 0) {
+			ex = ex " " s[i]; for (j = 1; j <= 3; j++) w[cf[j]] += v[cf[j], s[i], "mc"] }
+		if (ex != "")
+			printf "\nWithout%s (no THP in any configuration): THP never %s MiB, THP always %s MiB (%.1f %%), THP always + thpshrinkd %s MiB = %.1f %% of THP never.\n", ex,
+				mib(v["never", "node", "mc"] - w["never"]), mib(v["always", "node", "mc"] - w["always"]),
+				100 * (v["always", "node", "mc"] - w["always"]) / (v["never", "node", "mc"] - w["never"]),
+				mib(v["thpsd", "node", "mc"] - w["thpsd"]), 100 * (v["thpsd", "node", "mc"] - w["thpsd"]) / (v["never", "node", "mc"] - w["never"])
+		printf "\nTHP always alone: node at %.1f %% of THP never. thpshrinkd: %s %% of one vCPU over %s s, RSS %s MiB (peak %s MiB), gave back %s MiB.\n",
+			100 * v["always", "node", "mc"] / v["never", "node", "mc"], v["thpsd", "-", "daemon_cpu_pct"], v["thpsd", "-", "daemon_secs"],
+			mib(v["thpsd", "-", "daemon_rss"]), mib(v["thpsd", "-", "daemon_hwm"]), mib(v["thpsd", "-", "daemon_given_back"])
+	}'
+} | tee "$out/table.md"
+# the node over time, one series per configuration (seconds since the configuration started)
+grep -a '^# node-ts ' "$log" | awk '{ print $3, $4, $5 / 1048576 }' > "$out/memory.dat"
+if command -v gnuplot >/dev/null; then
+	gnuplot <<GP
+set terminal pngcairo size 900,500 noenhanced
+set output "$out/node.png"
+set title "Node (Redis, memcached, Python, Go, JVM, Node.js) on $k: sum of memory.current"
+set xlabel "seconds since the services started"
+set ylabel "MiB"
+set key right bottom
+set grid
+plot "< awk '\$1==\"never\"' $out/memory.dat" using 2:3 with lines lw 2 title "THP never", \
+     "< awk '\$1==\"always\"' $out/memory.dat" using 2:3 with lines lw 2 title "THP always", \
+     "< awk '\$1==\"thpsd\"' $out/memory.dat" using 2:3 with lines lw 2 title "THP always + thpshrinkd"
+GP
+	echo "plot: $out/node.png"
+else
+	echo "plot: SKIP (gnuplot not installed: package gnuplot-nox)"
+fi
+grep -q '^FAIL' "$out/$k.result" && exit 1
+exit 0
