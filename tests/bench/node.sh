@@ -12,7 +12,7 @@ b=$(cd "${1:-.}" && pwd)
 k=${2:-k612}
 scale=${3:-2}
 [ -x "$b/thpshrink" ] || { echo "node.sh: no thpshrink in $b: build first"; exit 77; }
-out=$b/tests/bench/node-$k
+out=$b/tests/bench/node-$k${THPS_NODE_SUFFIX:-}
 mkdir -p "$out"
 if [ -z "${THPS_NODE_REUSE:-}" ]; then   # THPS_NODE_REUSE=1: tabulate the last run again
 	THPS_VM_SCENARIOS='70-*' THPS_VM_OUTDIR=$out THPS_VM_TIMEOUT=${THPS_VM_TIMEOUT:-2400} \
