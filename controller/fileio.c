@@ -175,11 +175,10 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 	}
 	if (fsync(fd) < 0 || rename(tmp, path) < 0)
 		goto fail;
-	/* The rename is durable once the directory is synced (tmpfs: a no-op). */
-	if (dir_len < sizeof(tmp)) {
-		tmp[slash == path ? 1 : dir_len] = '\0';
-		(void)fsync_directory(slash ? tmp : ".");
-	}
+	/* The rename is durable once the directory is synced (tmpfs: a no-op); tmp still holds
+	 * the directory's name. */
+	tmp[slash == path ? 1 : dir_len] = '\0';
+	(void)fsync_directory(slash ? tmp : ".");
 	return 0;
 fail:
 	r = negative_errno();

@@ -88,7 +88,6 @@ struct manager {
 	bool have_scan;
 	uint64_t scans, scan_errors;
 	double last_scan_ts;
-	double heartbeat_ts; /* the loop's last sign of life: a pass ended or was deferred */
 	struct scan_memo *memo; /* NULL with --exact-scan */
 	char scan_error[256];
 
@@ -210,9 +209,6 @@ static int write_status(struct manager *m)
 	}
 	json_object_object_add(root, "version", json_object_new_string(PACKAGE_VERSION));
 	json_object_object_add(root, "time", json_object_new_int64((int64_t)m->last_scan_ts));
-	json_object_object_add(root, "heartbeat", json_object_new_int64((int64_t)m->heartbeat_ts));
-	json_object_object_add(root, "interval_seconds",
-			       json_object_new_int64((int64_t)(m->o.interval_usec / 1000000)));
 	json_object_object_add(root, "dry_run", json_object_new_boolean(m->observe_only));
 	if (m->caps.why[0])
 		json_object_object_add(root, "observe_only_reason", json_name(m->caps.why));
@@ -257,16 +253,13 @@ static int write_status(struct manager *m)
 	return write_file_atomic(path, dup, strlen(dup), 0644);
 }
 
-/* Tells 'thpshrink probe --daemon-alive' (status.json's mtime) that the loop runs, also
- * while a long pass is on the scan thread and when passes are deferred. */
+/* Writes status.json, logging a failure. Each write is also the heartbeat 'thpshrink probe
+ * --daemon-alive' reads (the file's mtime): after a pass, when a pass is deferred, and every
+ * THPS_HEARTBEAT_SEC while a long pass is on the scan thread. */
 static void heartbeat(struct manager *m)
 {
-	struct timespec ts;
-	int r;
+	int r = write_status(m);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	m->heartbeat_ts = ts.tv_sec + ts.tv_nsec / 1e9;
-	r = write_status(m);
 	if (r < 0)
 		log_warning_errno(r, "Failed to write '%s/status.json', ignoring: %m", m->o.state_dir);
 }
@@ -365,9 +358,7 @@ static int publish(struct manager *m)
 	free(ctrs);
 	/* status.json does not depend on the exposition: 'thpshrink explain' and the liveness
 	 * check read it whatever happened to the metrics. */
-	r = write_status(m);
-	if (r < 0)
-		log_warning_errno(r, "Failed to write '%s/status.json', ignoring: %m", m->o.state_dir);
+	heartbeat(m);
 	if (len < 0)
 		return log_error_errno(len, "Failed to format the metrics, serving the previous pass: %m");
 	if (m->http) {
@@ -672,7 +663,6 @@ static void pass_finish(struct manager *m, struct scan_job *j)
 	m->have_scan = true;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	m->last_scan_ts = ts.tv_sec + ts.tv_nsec / 1e9;
-	m->heartbeat_ts = m->last_scan_ts;
 	log_debug("Pass done: %zu cgroups, %" PRIu64 " processes, %.3f s", m->scan.n_cgroups,
 		  m->scan.summary.procs_scanned, m->scan.summary.wall_ns / 1e9);
 

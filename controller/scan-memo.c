@@ -14,7 +14,6 @@ struct scan_memo {
 	double refresh_share;    /* of one core */
 	uint64_t interval_usec;
 	double refresh_cost_ns;  /* per refreshed folio, smoothed */
-	uint64_t refresh_folios;
 };
 
 int scan_memo_new(double refresh_cpu_percent, uint64_t interval_usec, struct scan_memo **ret)
@@ -64,8 +63,7 @@ void scan_memo_plan(struct scan_memo *m, const struct thps_geometry *g, unsigned
 	opts->memo = m->memo;
 	/* the cut's upper edge, as a count of 512 subpages, plus the margin */
 	opts->memo_exact_max_per512 = MIN(512u, hi * 512 / MAX(g->subpages, 1u) + SCAN_MEMO_MARGIN_PER512);
-	m->refresh_folios = refresh_budget(m);
-	opts->memo_refresh_folios = m->refresh_folios;
+	opts->memo_refresh_folios = refresh_budget(m);
 }
 
 void scan_memo_learn(struct scan_memo *m, const struct thps_scan_summary *s)

@@ -227,7 +227,7 @@ static int count_folio(struct scanner *s, const struct memo_probe *mp, uint64_t 
 	int r;
 
 	*ret_bytes = 0;
-	switch (memo ? mp->verdict : THPS_MEMO_READ) {
+	switch (mp->verdict) { /* READ when there is no memo (memo_probe) */
 	case THPS_MEMO_CARRY:
 		sum->folios_memo++;
 		*ret_utilized = mp->cached;
