@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "actuator.h"
-#include "kernel/kernel.h"
+#include "kparse.h"
 #include "fileio.h"
 #include "macro.h"
 #include "probe.h"

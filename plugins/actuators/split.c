@@ -14,7 +14,7 @@
 #include "actuator.h"
 #include "fileio.h"
 #include "macro.h"
-#include "scanner/scanner.h"
+#include "scanner.h"
 
 #define KPF_COMPOUND_HEAD 15
 #define KPF_COMPOUND_TAIL 16

@@ -8,114 +8,8 @@
 #include <sys/stat.h>
 
 #include "fileio.h"
-#include "kernel/kernel.h"
+#include "kernel.h"
 #include "macro.h"
-
-#define N_LINES (THPS_BUCKETS + 2)
-
-/* A non-negative decimal of at most 19 digits at *p; advances p. */
-static int take_u64(const char **p, uint64_t *ret)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-	int n = 0;
-
-	while (*s >= '0' && *s <= '9') {
-		if (++n > 19)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-		s++;
-	}
-	if (n == 0)
-		return -EINVAL;
-	*p = s;
-	*ret = v;
-	return 0;
-}
-
-static int take_lit(const char **p, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	if (strncmp(*p, lit, n) != 0)
-		return -EINVAL;
-	*p += n;
-	return 0;
-}
-
-/* "%lu.%02lu" as the kernel prints it: exactly two hundredths digits. */
-static int take_seconds(const char **p, double *ret)
-{
-	uint64_t sec;
-	const char *s;
-
-	if (take_u64(p, &sec) < 0 || take_lit(p, ".") < 0)
-		return -EINVAL;
-	s = *p;
-	if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9')
-		return -EINVAL;
-	*ret = (double)sec + ((s[0] - '0') * 10 + (s[1] - '0')) / 100.0;
-	*p = s + 2;
-	return 0;
-}
-
-static int parse_line(const char *line, int idx, uint64_t *next_lo, struct thps_hist *h,
-		      double *scan_time, double *duration)
-{
-	const char *p = line;
-	uint64_t lo, hi, thps, zero;
-
-	if (idx < THPS_BUCKETS) {
-		if (take_lit(&p, "Utilized[") < 0 || take_u64(&p, &lo) < 0 ||
-		    take_lit(&p, "-") < 0 || take_u64(&p, &hi) < 0 || take_lit(&p, "]: ") < 0 ||
-		    take_u64(&p, &thps) < 0 || take_lit(&p, " ") < 0 || take_u64(&p, &zero) < 0)
-			return -EINVAL;
-		/* The RFC's labels are contiguous from 0 (its last one even ends at 512). */
-		if (lo != *next_lo || hi < lo)
-			return -EINVAL;
-		*next_lo = hi + 1;
-		h->thps[idx] = thps;
-		h->zero_subpages[idx] = zero;
-	} else if (idx == THPS_BUCKETS) {
-		if (take_lit(&p, "Last Scan Time: ") < 0 || take_seconds(&p, scan_time) < 0)
-			return -EINVAL;
-	} else {
-		if (take_lit(&p, "Last Scan Duration: ") < 0 || take_seconds(&p, duration) < 0)
-			return -EINVAL;
-	}
-	return *p == '\n' || *p == 0 ? 0 : -EINVAL;
-}
-
-int thps_parse_thp_utilization(const char *text, struct thps_hist *ret, double *scan_time,
-			       double *duration, int *ret_bad_line)
-{
-	struct thps_hist h;
-	double t = 0, d = 0;
-	uint64_t next_lo = 0;
-	const char *p = text;
-	int idx;
-
-	memset(&h, 0, sizeof(h));
-	for (idx = 0; idx < N_LINES; idx++) {
-		if (!p || *p == 0)
-			goto bad; /* missing line */
-		if (parse_line(p, idx, &next_lo, &h, &t, &d) < 0)
-			goto bad;
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	if (p && *p)
-		goto bad; /* idx == N_LINES: a 13th line */
-	*ret = h;
-	*scan_time = t;
-	*duration = d;
-	return 0;
-bad:
-	if (ret_bad_line)
-		*ret_bad_line = idx + 1;
-	return -EINVAL;
-}
 
 static int utilization_path(const struct thps_ctx *ctx, char *path, size_t size)
 {
@@ -145,22 +39,6 @@ static int debugfs_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
 	}
 	snprintf(why, why_size, "'%s' present", path);
 	return 1;
-}
-
-int thps_thp_utilization_read(const struct thps_ctx *ctx, struct thps_hist *ret, double *scan_time,
-			      double *duration, int *ret_bad_line)
-{
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX];
-	int r;
-
-	r = utilization_path(ctx, path, sizeof(path));
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, THPS_THP_UTILIZATION_MAX, &text, NULL);
-	if (r < 0)
-		return r;
-	return thps_parse_thp_utilization(text, ret, scan_time, duration, ret_bad_line);
 }
 
 static int debugfs_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,

@@ -7,41 +7,12 @@
 #include <string.h>
 
 #include "fileio.h"
-#include "kernel/kernel.h"
+#include "kernel.h"
 #include "macro.h"
-#include "probe.h"
+#include "valid.h"
 
 #define VMSTAT_MAX  (64 * 1024)
 #define MEMSTAT_MAX (64 * 1024)
-
-int thps_parse_vmstat(const char *text, struct thps_vmstat *ret)
-{
-	struct thps_vmstat v;
-
-	for (size_t i = 0; i < thps_n_vmstat_fields; i++) {
-		uint64_t *dst = (uint64_t *)((char *)&v + thps_vmstat_fields[i].offset);
-		int r = find_keyed_u64(text, thps_vmstat_fields[i].name, dst);
-
-		if (r == -ENOENT)
-			*dst = UINT64_MAX;
-		else if (r < 0)
-			return -EINVAL;
-	}
-	*ret = v;
-	return 0;
-}
-
-int thps_parse_memstat_thp(const char *text, int cgroup_version, uint64_t *ret)
-{
-	int r;
-
-	if (cgroup_version == 2)
-		return find_keyed_u64(text, "anon_thp", ret);
-	r = find_keyed_u64(text, "total_rss_huge", ret);
-	if (r == -ENOENT)
-		r = find_keyed_u64(text, "rss_huge", ret);
-	return r;
-}
 
 static int vmstat_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
 {
@@ -57,17 +28,6 @@ static int vmstat_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
 	}
 	snprintf(why, why_size, "'%s' readable", path);
 	return 1;
-}
-
-/* A cgroup path from the scan, relative to the mount: no ".." components, bounded. */
-static bool cgroup_path_ok(const char *p)
-{
-	if (!p || p[0] != '/')
-		return false;
-	for (const char *s = p; (s = strstr(s, "..")); s += 2)
-		if ((s == p || s[-1] == '/') && (s[2] == '/' || s[2] == 0))
-			return false;
-	return true;
 }
 
 /* Fills one cgroup's memory figures. Returns 0, or -errno (cgroup gone: -ENOENT). */
@@ -133,7 +93,7 @@ static int vmstat_collect(const struct thps_ctx *ctx, const struct thps_scan_opt
 	for (size_t i = 0; i < scan->n_cgroups; i++) {
 		struct thps_cgroup_stats *c = &scan->cgroups[i];
 
-		if (!cgroup_path_ok(c->path))
+		if (!thps_cgroup_path_safe(c->path))
 			continue;
 		/* A cgroup removed since the scan saw it is not an error of this pass. */
 		r = collect_cgroup(root, version, c);

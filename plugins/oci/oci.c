@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "macro.h"
-#include "oci/oci.h"
+#include "oci.h"
 
 void thps_oci_state_free(struct thps_oci_state *s)
 {
@@ -17,117 +18,6 @@ void thps_oci_state_free(struct thps_oci_state *s)
 	free(s->policy);
 	free(s->mode);
 	s->bundle = s->policy = s->mode = NULL;
-}
-
-int thps_json_parse_bounded(const char *buf, size_t len, size_t max_len, void **ret)
-{
-	struct json_tokener *tok;
-	struct json_object *o;
-	size_t used;
-
-	if (len > max_len)
-		return -EFBIG;
-	if (len == 0 || memchr(buf, '\0', len))
-		return -EBADMSG;
-	tok = json_tokener_new_ex(THPS_OCI_JSON_DEPTH);
-	if (!tok)
-		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, buf, (int)len);
-	if (!o || json_tokener_get_error(tok) != json_tokener_success) {
-		json_object_put(o);
-		json_tokener_free(tok);
-		return -EBADMSG;
-	}
-	used = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	for (; used < len; used++)
-		if (!strchr(" \t\r\n", buf[used])) {
-			json_object_put(o);
-			return -EBADMSG;
-		}
-	*ret = o;
-	return 0;
-}
-
-static bool name_char_valid(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-	       c == '.' || c == '-';
-}
-
-static bool name_chars_valid(const char *s, size_t max)
-{
-	size_t n;
-
-	if (!s)
-		return false;
-	n = strlen(s);
-	if (n == 0 || n > max || !strcmp(s, ".") || !strcmp(s, ".."))
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!name_char_valid(*p))
-			return false;
-	return true;
-}
-
-bool thps_oci_id_valid(const char *s)
-{
-	return name_chars_valid(s, THPS_OCI_ID_MAX);
-}
-
-bool thps_policy_name_valid(const char *s)
-{
-	return name_chars_valid(s, THPS_OCI_NAME_MAX);
-}
-
-const char *thps_mode_normalize(const char *s)
-{
-	if (s && !strcmp(s, "observe"))
-		return "observe";
-	if (s && !strcmp(s, "enforce"))
-		return "enforce";
-	return NULL;
-}
-
-static const char *const stage_names[] = {
-	[THPS_OCI_STAGE_NONE] = "none",
-	[THPS_OCI_STAGE_CREATE_RUNTIME] = "createRuntime",
-	[THPS_OCI_STAGE_CREATE_CONTAINER] = "createContainer",
-	[THPS_OCI_STAGE_START_CONTAINER] = "startContainer",
-	[THPS_OCI_STAGE_POSTSTART] = "poststart",
-	[THPS_OCI_STAGE_POSTSTOP] = "poststop",
-};
-
-enum thps_oci_stage thps_oci_stage_from_string(const char *s)
-{
-	if (!s)
-		return THPS_OCI_STAGE_NONE;
-	for (size_t i = 1; i < ELEMENTSOF(stage_names); i++)
-		if (!strcmp(s, stage_names[i]))
-			return (enum thps_oci_stage)i;
-	/* "prestart" is the deprecated name of createRuntime. */
-	if (!strcmp(s, "prestart"))
-		return THPS_OCI_STAGE_CREATE_RUNTIME;
-	return THPS_OCI_STAGE_NONE;
-}
-
-enum thps_oci_stage thps_oci_stage_from_status(const char *status)
-{
-	if (!status)
-		return THPS_OCI_STAGE_NONE;
-	if (!strcmp(status, "creating") || !strcmp(status, "created"))
-		return THPS_OCI_STAGE_CREATE_RUNTIME;
-	if (!strcmp(status, "running"))
-		return THPS_OCI_STAGE_POSTSTART;
-	if (!strcmp(status, "stopped"))
-		return THPS_OCI_STAGE_POSTSTOP;
-	return THPS_OCI_STAGE_NONE;
-}
-
-const char *thps_oci_stage_to_string(enum thps_oci_stage st)
-{
-	return (size_t)st < ELEMENTSOF(stage_names) ? stage_names[st] : "none";
 }
 
 /* Copies a string member of o into dst (size bytes). Absent → 0 and dst untouched;
@@ -242,30 +132,6 @@ fail:
 	return r;
 }
 
-bool thps_cgroup_path_valid(const char *p)
-{
-	size_t n;
-
-	if (!p || p[0] != '/')
-		return false;
-	n = strlen(p);
-	if (n >= THPS_CGROUP_PATH_MAX)
-		return false;
-	for (const char *c = p; *c; c++)
-		if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f || *c == '\\')
-			return false;
-	if (strstr(p, "//"))
-		return false;
-	/* No "." or ".." component anywhere. */
-	for (const char *c = p; (c = strchr(c, '/')); c++) {
-		if (c[1] == '.' && (c[2] == '/' || c[2] == '\0'))
-			return false;
-		if (c[1] == '.' && c[2] == '.' && (c[3] == '/' || c[3] == '\0'))
-			return false;
-	}
-	return true;
-}
-
 static int append(char *buf, size_t size, size_t *pos, const char *s, size_t n)
 {
 	if (*pos + n >= size)
@@ -294,7 +160,7 @@ int thps_systemd_slice_expand(const char *slice, char *buf, size_t size)
 	if (slice[0] == '-' || slice[stem - 1] == '-' || strstr(slice, "--"))
 		return -EINVAL;
 	for (size_t i = 0; i < stem; i++)
-		if (!name_char_valid(slice[i]))
+		if (!thps_name_char_valid(slice[i], false))
 			return -EINVAL;
 	/* Every '-' ends a parent: a-b-c.slice lives in a.slice/a-b.slice/. */
 	for (size_t i = 0; i <= stem; i++) {
@@ -327,7 +193,7 @@ static int resolve_systemd(const char *cp, char *buf, size_t size)
 	strcpy(name, c2 + 1);
 	if (!slice[0])
 		strcpy(slice, "system.slice");
-	if (!name_chars_valid(name, 200) || (prefix[0] && !name_chars_valid(prefix, 200)))
+	if (!thps_name_valid(name, 200, false) || (prefix[0] && !thps_name_valid(prefix, 200, false)))
 		return -EINVAL;
 	r = thps_systemd_slice_expand(slice, exp, sizeof(exp));
 	if (r < 0)
@@ -407,65 +273,5 @@ int thps_oci_config_cgroups_path(const char *buf, size_t len, char **ret)
 	if (!s)
 		return -ENOMEM;
 	*ret = s;
-	return 0;
-}
-
-int thps_proc_cgroup_v2_path(const char *text, char *buf, size_t size)
-{
-	for (const char *line = text; line && *line;) {
-		const char *end = strchr(line, '\n');
-		size_t n = end ? (size_t)(end - line) : strlen(line);
-
-		if (n >= 3 && !strncmp(line, "0::", 3)) {
-			char tmp[THPS_CGROUP_PATH_MAX];
-			size_t pn = n - 3;
-			const char *del = " (deleted)";
-
-			if (pn >= sizeof(tmp))
-				return -ENAMETOOLONG;
-			memcpy(tmp, line + 3, pn);
-			tmp[pn] = '\0';
-			/* A cgroup removed under a live process reads "... (deleted)": it has no path. */
-			if (pn > strlen(del) && !strcmp(tmp + pn - strlen(del), del))
-				return -EINVAL;
-			if (!thps_cgroup_path_valid(tmp))
-				return -EINVAL;
-			if (pn >= size)
-				return -ENAMETOOLONG;
-			memcpy(buf, tmp, pn + 1);
-			return 0;
-		}
-		line = end ? end + 1 : NULL;
-	}
-	return -ENODATA;
-}
-
-int thps_proc_stat_starttime(const char *text, uint64_t *ret)
-{
-	const char *p = strrchr(text, ')');
-	unsigned long long v;
-	char *end;
-
-	if (!p)
-		return -EINVAL;
-	p++;
-	/* After "comm)": field 3 (state) … field 22 (starttime): 20 fields on. */
-	for (int field = 3; field < 22; field++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return -EINVAL;
-		while (*p && *p != ' ')
-			p++;
-	}
-	while (*p == ' ')
-		p++;
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(p, &end, 10);
-	if (errno || (*end && *end != ' ' && *end != '\n'))
-		return -EINVAL;
-	*ret = v;
 	return 0;
 }

@@ -8,7 +8,9 @@
 #include "fuzz.h"
 #include "kernel/kernel.h"
 #include "oci/oci.h"
+#include "proc.h"
 #include "psi.h"
+#include "valid.h"
 
 static int pct(double d)
 {

@@ -4,7 +4,9 @@
 
 #include "fuzz.h"
 #include "oci/oci.h"
+#include "proc.h"
 #include "registrations.h"
+#include "valid.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

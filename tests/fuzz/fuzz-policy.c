@@ -10,6 +10,7 @@
 #include "pjson.h"
 #include "policy.h"
 #include "psi.h"
+#include "units.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

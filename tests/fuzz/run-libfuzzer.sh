@@ -11,7 +11,13 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 if [ ! -f "$b/Makefile" ]; then
 	(cd "$b" && "$src/configure" --quiet CC=clang CFLAGS="-O1 $san -fsanitize=fuzzer-no-link")
 fi
-env -u MAKEFLAGS -u MAKELEVEL make -C "$b" --quiet libthpshrink.a
+# The libraries in link order (Makefile.am's LIBTHPS_ALL).
+libs="libthps-daemon.a libthps-cli.a libthps-policy.a libthps-actuators.a libthps-sources.a
+	libthps-kernel.a libthps-scanner.a libthps-oci.a libthps-core.a"
+env -u MAKEFLAGS -u MAKELEVEL make -C "$b" --quiet $libs
+incs=""
+for d in controller/core controller/policy controller/daemon controller/cli plugins/scanner \
+	plugins/kernel plugins/oci plugins; do incs="$incs -I$src/$d"; done
 # Every tests/fuzz/fuzz-NAME.c but the shared helper is a target.
 targets=$(cd "$src/tests/fuzz" && ls fuzz-*.c | sed 's/\.c$//' | grep -v '^fuzz-util$')
 pkgs="libcgroup json-c libmnl libsystemd libmicrohttpd"
@@ -19,9 +25,9 @@ flags=$(pkg-config --cflags $pkgs)
 fail=0
 for t in $targets; do
 	name=${t#fuzz-}
-	clang -O1 $san -fsanitize=fuzzer -include "$b/config.h" -I"$src/controller" -I"$src/plugins" \
+	clang -O1 $san -fsanitize=fuzzer -include "$b/config.h" $incs \
 		-I"$src/tests/fuzz" $flags "$src/tests/fuzz/$t.c" "$src/tests/fuzz/fuzz-util.c" \
-		"$b/libthpshrink.a" $(pkg-config --libs $pkgs) -lm \
+		$(for l in $libs; do printf '%s ' "$b/$l"; done) $(pkg-config --libs $pkgs) -lpthread -lm \
 		-o "$b/$t"
 	work=$(mktemp -d)
 	cp "$src/tests/fuzz/corpus/$name/"* "$work/" 2>/dev/null || true

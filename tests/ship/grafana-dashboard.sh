@@ -8,7 +8,7 @@ exec python3 - "$top_srcdir" <<'PY'
 import json, re, sys, yaml
 top = sys.argv[1]
 d = json.load(open(top + "/deploy/grafana/thpshrink.json"))
-src = open(top + "/controller/metrics.c").read()
+src = open(top + "/controller/daemon/metrics.c").read()
 records = {r["record"] for g in yaml.safe_load(open(top + "/deploy/prometheus/thpshrink-rules.yml"))["groups"]
            for r in g["rules"] if "record" in r}
 fails = []

@@ -1,14 +1,14 @@
 #!/bin/sh
 # deploy/prometheus: `promtool check rules` accepts the rules, `promtool test rules` passes,
 # the tests hold every alert both firing and not firing, and every thpshrink metric the
-# rules read is one thpshrinkd exports (controller/metrics.c).
+# rules read is one thpshrinkd exports (controller/daemon/metrics.c).
 set -eu
 : "${top_srcdir:?}"
 command -v promtool >/dev/null 2>&1 || { echo "SKIP: promtool is missing (Debian package prometheus)"; exit 77; }
 P=$top_srcdir/deploy/prometheus
 promtool check rules "$P/thpshrink-rules.yml"
 (cd "$P" && promtool test rules thpshrink-rules.test.yml)
-exec python3 - "$P" "$top_srcdir/controller/metrics.c" <<'PY'
+exec python3 - "$P" "$top_srcdir/controller/daemon/metrics.c" <<'PY'
 import re, sys, yaml
 d, src = sys.argv[1], open(sys.argv[2]).read()
 rules = [r for g in yaml.safe_load(open(d + "/thpshrink-rules.yml"))["groups"] for r in g["rules"]]

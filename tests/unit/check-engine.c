@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "psi.h"
+#include "units.h"
 
 #define SEC 1000000ULL
 #define MIB (1ULL << 20)
@@ -61,13 +62,13 @@ START_TEST(test_min_waste)
 	ck_assert_int_eq(d.action, THPS_ACT_NONE);
 	ck_assert_int_eq(d.rule, THPS_RULE_NO_TRIGGER);
 	ck_assert(!d.fired);
-	ck_assert_str_eq(d.why, "no trigger: reclaimable 63.0M < min_waste 64M");
+	ck_assert_str_eq(d.why, "no trigger: reclaimable 63.0 MiB < min_waste 64M");
 	/* partially mapped THPs count for reclaim ... */
 	d = decide("/a", &p, 1 * SEC, figs(10, 60 * MIB, 4 * MIB, 0));
 	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
 	ck_assert_int_eq(d.rule, THPS_RULE_MIN_WASTE);
 	ck_assert_uint_eq(d.bytes, 64 * MIB);
-	ck_assert_str_eq(d.why, "reclaim 64.0M: reclaimable 64.0M >= min_waste 64M");
+	ck_assert_str_eq(d.why, "reclaim 64.0 MiB: reclaimable 64.0 MiB >= min_waste 64M");
 	/* ... and for split, which gives them back by memory.reclaim after the split */
 	p.action = THPS_POLICY_SPLIT;
 	d = decide("/b", &p, 1 * SEC, figs(0, 0, 63 * MIB, 0));
@@ -78,7 +79,7 @@ START_TEST(test_min_waste)
 	d = decide("/b", &p, 2 * SEC, figs(10, 500 * MIB, 0, 0));
 	ck_assert_int_eq(d.action, THPS_ACT_SPLIT);
 	ck_assert_uint_eq(d.bytes, 256 * MIB); /* max_bytes_per_action */
-	ck_assert_str_eq(d.why, "split 256.0M: reclaimable 500.0M >= min_waste 64M");
+	ck_assert_str_eq(d.why, "split 256.0 MiB: reclaimable 500.0 MiB >= min_waste 64M");
 }
 END_TEST
 
@@ -100,7 +101,7 @@ START_TEST(test_growth)
 	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
 	ck_assert_uint_eq(d.growth, 10);
 	ck_assert_uint_eq(d.bytes, 8 * MIB);
-	ck_assert_str_eq(d.why, "reclaim 8.0M: low-util THPs grew by 10 >= 10 within 1m");
+	ck_assert_str_eq(d.why, "reclaim 8.0 MiB: low-util THPs grew by 10 >= 10 within 1m");
 	/* the 100 at t=0 has left the window: growth is measured from 105 (t=30) */
 	p.cooldown_usec = 1 * SEC;
 	d = decide("/g", &p, 80 * SEC, figs(114, 8 * MIB, 0, 0));
@@ -126,7 +127,7 @@ START_TEST(test_observe_never_acts)
 		ck_assert(d.fired);
 	}
 	ck_assert_str_eq(d.why,
-			 "observe: would reclaim 256.0M (reclaimable 10.0G >= min_waste 64M)");
+			 "observe: would reclaim 256.0 MiB (reclaimable 10.0 GiB >= min_waste 64M)");
 	/* the built-in default policy observes too */
 	d = decide("/o2", thps_policy_builtin(), 0, figs(1000, 10ULL << 30, 0, 0));
 	ck_assert_int_eq(d.rule, THPS_RULE_OBSERVE);
@@ -148,7 +149,7 @@ START_TEST(test_cooldown)
 	ck_assert_int_eq(d.rule, THPS_RULE_COOLDOWN);
 	ck_assert_int_eq(d.action, THPS_ACT_NONE);
 	ck_assert_uint_eq(d.hold_until, t0 + 300 * SEC);
-	ck_assert_str_eq(d.why, "cooldown: 290.0s left (reclaimable 100.0M >= min_waste 64M)");
+	ck_assert_str_eq(d.why, "cooldown: 290.0s left (reclaimable 100.0 MiB >= min_waste 64M)");
 	d = decide("/c", &p, t0 + 299 * SEC, figs(50, 100 * MIB, 0, 0));
 	ck_assert_int_eq(d.rule, THPS_RULE_COOLDOWN);
 	d = decide("/c", &p, t0 + 300 * SEC, figs(50, 100 * MIB, 0, 0));
@@ -211,7 +212,7 @@ START_TEST(test_pressure_skip)
 	ck_assert_int_eq(d.rule, THPS_RULE_PRESSURE_SKIP);
 	ck_assert_int_eq(d.action, THPS_ACT_NONE);
 	ck_assert_str_eq(d.why, "memory pressure some avg10 25.50% > 10.00%: skipped (reclaimable "
-				"100.0M >= min_waste 64M)");
+				"100.0 MiB >= min_waste 64M)");
 	/* at the limit is not above it; unknown pressure (-1) does not hold anything */
 	d = decide("/p", &p, 1 * SEC, figs(50, 100 * MIB, 0, 10.0));
 	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
@@ -237,7 +238,7 @@ START_TEST(test_pressure_backoff)
 	/* pressure gone, but the hold-off runs its course */
 	d = decide("/b", &p, 100 * SEC, figs(50, 100 * MIB, 0, 1));
 	ck_assert_int_eq(d.rule, THPS_RULE_PRESSURE_BACKOFF);
-	ck_assert_str_eq(d.why, "holding off 180.0s more after memory pressure (reclaimable 100.0M "
+	ck_assert_str_eq(d.why, "holding off 180.0s more after memory pressure (reclaimable 100.0 MiB "
 				">= min_waste 64M)");
 	d = decide("/b", &p, 280 * SEC, figs(50, 100 * MIB, 0, 1));
 	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
@@ -260,12 +261,12 @@ START_TEST(test_budget_per_cgroup)
 	ck_assert_uint_eq(d.bytes, 64 * MIB); /* the bucket starts full: one whole action */
 	d = decide("/r", &p, 1 * SEC, figs(50, 100 * MIB, 0, 0));
 	ck_assert_int_eq(d.rule, THPS_RULE_BUDGET);
-	ck_assert_str_eq(d.why, "cgroup byte budget exhausted (1.0M available) (reclaimable "
-				"100.0M >= min_waste 64M)");
+	ck_assert_str_eq(d.why, "cgroup byte budget exhausted (1.0 MiB available) (reclaimable "
+				"100.0 MiB >= min_waste 64M)");
 	d = decide("/r", &p, 3 * SEC, figs(50, 100 * MIB, 0, 0));
 	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
 	ck_assert_uint_eq(d.bytes, 3 * MIB);
-	ck_assert_str_eq(d.why, "reclaim 3.0M: reclaimable 100.0M >= min_waste 64M (limited by "
+	ck_assert_str_eq(d.why, "reclaim 3.0 MiB: reclaimable 100.0 MiB >= min_waste 64M (limited by "
 				"byte budget)");
 }
 END_TEST
@@ -392,16 +393,16 @@ START_TEST(test_explain)
 	f = open_memstream(&text, &len);
 	ck_assert_int_eq(thps_engine_explain(eng, "/e", f), 0);
 	fclose(f);
-	ck_assert_msg(strstr(text, "cgroup /e\n  policy: web\n  asked in all: 102.0M, given back: "
-				   "50.0M\n  last 16 decisions, oldest first:\n  [25.000s] "
-				   "no_trigger: no trigger: reclaimable 10.0M < min_waste 64M\n"
-				   "      inputs: low-util THPs 3, waste 10.0M, partial 0B, "
-				   "memory.current 1.0G, pressure 1.50%, growth 0\n"),
+	ck_assert_msg(strstr(text, "cgroup /e\n  policy: web\n  asked in all: 102.0 MiB, given back: "
+				   "50.0 MiB\n  last 16 decisions, oldest first:\n  [25.000s] "
+				   "no_trigger: no trigger: reclaimable 10.0 MiB < min_waste 64M\n"
+				   "      inputs: low-util THPs 3, waste 10.0 MiB, partial 0 B, "
+				   "memory.current 1.0 GiB, pressure 1.50%, growth 0\n"),
 		      "got:\n%s", text);
-	ck_assert_msg(strstr(text, "  [40.000s] min_waste: reclaim 102.0M: reclaimable 102.0M >= "
-				   "min_waste 64M\n      inputs: low-util THPs 70, waste 100.0M, "
-				   "partial 2.0M, memory.current 1.0G, pressure unknown, growth 0\n"
-				   "      result: asked 102.0M, given back 50.0M\n"),
+	ck_assert_msg(strstr(text, "  [40.000s] min_waste: reclaim 102.0 MiB: reclaimable 102.0 MiB >= "
+				   "min_waste 64M\n      inputs: low-util THPs 70, waste 100.0 MiB, "
+				   "partial 2.0 MiB, memory.current 1.0 GiB, pressure unknown, growth 0\n"
+				   "      result: asked 102.0 MiB, given back 50.0 MiB\n"),
 		      "got:\n%s", text);
 	ck_assert_ptr_null(strstr(text, "[24.000s]")); /* the ring keeps 16 */
 	{

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "oci/oci.h"
+#include "proc.h"
 #include "registrations.h"
+#include "valid.h"
 
 #define S(x) x, strlen(x)
 

@@ -13,6 +13,7 @@
 
 #include "pjson.h"
 #include "policy.h"
+#include "units.h"
 
 /* Parses text as file "t.json"; returns the parse result, errors in *errs. */
 static int parse(const char *text, struct thps_policy_set **set, struct thps_policy_errors *errs)

@@ -11,6 +11,7 @@
 #include "report.h"
 #include "scan.h"
 #include "thp.h"
+#include "units.h"
 
 #ifndef FIXTURE_DIR
 #error FIXTURE_DIR must name tests/fixtures/report

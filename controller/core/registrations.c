@@ -15,8 +15,11 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "json.h"
 #include "macro.h"
+#include "proc.h"
 #include "registrations.h"
+#include "valid.h"
 
 void thps_registration_list_free(struct thps_registration_list *l)
 {

@@ -20,6 +20,8 @@
 #include "plugin.h"
 #include "scan.h"
 #include "thp.h"
+#include "units.h"
+#include "valid.h"
 
 struct reclaim_args {
 	const char *cgroup;
@@ -46,42 +48,13 @@ static void usage(FILE *f)
 		   "                            splits); split: split exactly the low-utilization THPs\n"
 		   "                            through debugfs split_huge_pages (default: reclaim)\n"
 		   "  --dry-run                 show what would be done; change nothing\n"
-		   "  --max-bytes SIZE          ask for at most SIZE (K, M, G suffixes)\n"
+		   "  --max-bytes SIZE          ask for at most SIZE (digits, optional K/M/G/T)\n"
 		   "  --lowutil-bucket B        THPs in buckets 0..B are low-utilization (default 0)\n"
 		   "  --recollapse-wait SECS    rescan again after SECS to see if khugepaged re-collapsed\n"
 		   "  --set-max-ptes-none N     set khugepaged/max_ptes_none to N first (GLOBAL: all\n"
 		   "                            processes; the old value is saved for the restore)\n"
 		   "  --restore-max-ptes-none   put the saved max_ptes_none back and exit\n"
 		   "  --json                    JSON output\n");
-}
-
-static int parse_size(const char *s, uint64_t *ret)
-{
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -ERANGE;
-	switch (*end) {
-	case 'k': case 'K': mul = 1ULL << 10; end++; break;
-	case 'm': case 'M': mul = 1ULL << 20; end++; break;
-	case 'g': case 'G': mul = 1ULL << 30; end++; break;
-	case 0: break;
-	default: return -EINVAL;
-	}
-	if (*end == 'i' || *end == 'B')
-		end += *end == 'i' ? (end[1] == 'B' ? 2 : 1) : 1;
-	if (*end)
-		return -EINVAL;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*ret = v * mul;
-	return 0;
 }
 
 static const char *state_dir(void)
@@ -102,11 +75,11 @@ static int normalize_cgroup(const struct thps_ctx *ctx, const char *in, char *bu
 		p = in + n;
 	while (*p == '/')
 		p++;
-	if (strstr(p, ".."))
-		return -EINVAL;
 	k = snprintf(buf, size, "/%s", p);
 	if (k < 0 || (size_t)k >= size)
 		return -ENAMETOOLONG;
+	if (!thps_cgroup_path_safe(buf))
+		return -EINVAL;
 	while (k > 1 && buf[k - 1] == '/')
 		buf[--k] = 0;
 	return 0;
@@ -355,7 +328,7 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 			a->dry_run = true;
 			break;
 		case O_MAX:
-			if (parse_size(optarg, &a->max_bytes) < 0) {
+			if (thps_parse_size(optarg, &a->max_bytes) < 0) {
 				log_error("--max-bytes: expected a size like 64M, got '%s'", optarg);
 				return 2;
 			}

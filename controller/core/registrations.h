@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #include "context.h"
-#include "oci/oci.h"
+#include "valid.h"
 
 #define THPS_REGISTRATIONS_DIR RUNSTATEDIR "/thpshrink/containers"
 #define THPS_REGISTRATION_MAX (16 * 1024) /* a bigger file is refused */

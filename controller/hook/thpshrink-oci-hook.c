@@ -17,10 +17,13 @@
 
 #include "context.h"
 #include "fileio.h"
+#include "json.h"
 #include "log.h"
 #include "macro.h"
-#include "oci/oci.h"
+#include "oci.h"
+#include "proc.h"
 #include "registrations.h"
+#include "valid.h"
 
 /* How much of an oversized stdin we swallow so the runtime's write does not fail with EPIPE. */
 #define DRAIN_MAX (64u * 1024 * 1024)
@@ -248,7 +251,7 @@ static int run(int argc, char **argv)
 		return log_error_errno(r, "The container state on stdin is not a valid OCI state (malformed or "
 					  "non-UTF-8 JSON, nested deeper than %d, or a field of the wrong type), "
 					  "ignoring it",
-				       THPS_OCI_JSON_DEPTH);
+				       THPS_JSON_DEPTH);
 	if (a.stage == THPS_OCI_STAGE_NONE)
 		a.stage = thps_oci_stage_from_status(s.status);
 	switch (a.stage) {

@@ -88,21 +88,4 @@ ssize_t thps_report_order(const struct thps_scan *scan, const struct thps_cgroup
 	return (ssize_t)n;
 }
 
-void thps_format_bytes(char *buf, size_t size, uint64_t bytes)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double v = (double)bytes;
-	unsigned u = 0;
-
-	if (size == 0)
-		return;
-	if (bytes < 1024) {
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-		return;
-	}
-	v /= 1024;
-	while (v >= 1024 && u + 1 < ELEMENTSOF(units))
-		v /= 1024, u++;
-	snprintf(buf, size, "%.1f %s", v, units[u]);
-}
 

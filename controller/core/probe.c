@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
-#include "kernel/kernel.h"
+#include "kparse.h"
 #include "macro.h"
 #include "probe.h"
 

@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "macro.h"
-#include "text.h"
 #include "report-text.h"
+#include "text.h"
+#include "units.h"
 
 static void print_bytes(FILE *f, const char *label, uint64_t bytes)
 {

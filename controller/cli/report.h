@@ -46,6 +46,4 @@ bool thps_report_cgroup_shown(const struct thps_cgroup_stats *c);
  * Returns the count (0 with *ret NULL when none), or -ENOMEM. */
 ssize_t thps_report_order(const struct thps_scan *scan, const struct thps_cgroup_stats ***ret);
 
-/* "40.0 MiB", "512 B": binary units, one decimal. Always NUL-terminates buf. */
-void thps_format_bytes(char *buf, size_t size, uint64_t bytes);
 

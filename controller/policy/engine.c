@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "engine.h"
+#include "units.h"
 #include "macro.h"
 
 #define N_BUCKETS    4096
-#define USEC_PER_SEC 1000000ULL
 
 struct bucket {
 	double tokens, rate, burst;
@@ -272,18 +272,6 @@ static uint64_t hist_growth(const struct thps_engine *e, const struct cg *c, uin
 	return current - low;
 }
 
-static void fmt_size(uint64_t b, char *buf, size_t size)
-{
-	if (b >= (1ULL << 30))
-		snprintf(buf, size, "%.1fG", (double)b / (1ULL << 30));
-	else if (b >= (1ULL << 20))
-		snprintf(buf, size, "%.1fM", (double)b / (1ULL << 20));
-	else if (b >= 1024)
-		snprintf(buf, size, "%.1fK", (double)b / 1024);
-	else
-		snprintf(buf, size, "%lluB", (unsigned long long)b);
-}
-
 static void why(struct thps_decision *d, const char *fmt, ...) _printf_(2, 3);
 static void why(struct thps_decision *d, const char *fmt, ...)
 {
@@ -306,7 +294,7 @@ static void fired_text(const struct thps_policy *p, const struct thps_decision *
 			 w);
 		return;
 	}
-	fmt_size(d->reclaimable, a, sizeof(a));
+	thps_format_bytes(a, sizeof(a), d->reclaimable);
 	thps_format_size(p->trigger_min_waste, b, sizeof(b));
 	snprintf(buf, size, "reclaimable %s >= min_waste %s", a, b);
 }
@@ -346,7 +334,7 @@ int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct t
 
 	if (fire_rule == THPS_RULE_NO_TRIGGER) {
 		d.rule = THPS_RULE_NO_TRIGGER;
-		fmt_size(d.reclaimable, t1, sizeof(t1));
+		thps_format_bytes(t1, sizeof(t1), d.reclaimable);
 		thps_format_size(p->trigger_min_waste, t2, sizeof(t2));
 		if (p->trigger_min_waste && p->trigger_growth_thps)
 			why(&d, "no trigger: reclaimable %s < min_waste %s, growth %llu < %llu", t1,
@@ -366,7 +354,7 @@ int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct t
 
 	if (p->mode == THPS_MODE_OBSERVE) {
 		d.rule = THPS_RULE_OBSERVE;
-		fmt_size(MIN(d.reclaimable, p->max_bytes_per_action), t1, sizeof(t1));
+		thps_format_bytes(t1, sizeof(t1), MIN(d.reclaimable, p->max_bytes_per_action));
 		why(&d, "observe: would %s %s (%s)", thps_policy_action_name(p->action), t1, fired);
 		goto done;
 	}
@@ -428,7 +416,7 @@ int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct t
 	avail = (uint64_t)MAX(0.0, MIN(c->bytes.tokens, e->reclaim.tokens));
 	if (avail < MIN(want, e->cfg.min_action_bytes)) {
 		d.rule = THPS_RULE_BUDGET;
-		fmt_size(avail, t1, sizeof(t1));
+		thps_format_bytes(t1, sizeof(t1), avail);
 		why(&d, "%s byte budget exhausted (%s available) (%s)",
 		    c->bytes.tokens < e->reclaim.tokens ? "cgroup" : "global", t1, fired);
 		goto done;
@@ -440,7 +428,7 @@ int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct t
 	c->acted = true;
 	c->last_action = now;
 	c->pressure_shift = 0;
-	fmt_size(d.bytes, t1, sizeof(t1));
+	thps_format_bytes(t1, sizeof(t1), d.bytes);
 	why(&d, "%s %s: %s%s", thps_engine_action_name(d.action), t1, fired,
 	    d.bytes < want ? " (limited by byte budget)" : "");
 done:
@@ -561,8 +549,8 @@ int thps_engine_explain(const struct thps_engine *e, const char *cgroup, FILE *f
 	if (!c)
 		return -ENOENT;
 	last = last_decision(e, c);
-	fmt_size(c->total_asked, a, sizeof(a));
-	fmt_size(c->total_given, b, sizeof(b));
+	thps_format_bytes(a, sizeof(a), c->total_asked);
+	thps_format_bytes(b, sizeof(b), c->total_given);
 	fprintf(f, "cgroup %s\n  policy: %s\n  asked in all: %s, given back: %s\n", c->path,
 		last ? last->policy : "-", a, b);
 	if (c->noeffect_shift)
@@ -574,9 +562,9 @@ int thps_engine_explain(const struct thps_engine *e, const char *cgroup, FILE *f
 		const struct thps_decision *d =
 		    &c->dec[(c->dec_head + e->cfg.decisions - c->dec_n + i) % e->cfg.decisions];
 		char w[32], pa[32], m[32];
-		fmt_size(d->inputs.waste_bytes, w, sizeof(w));
-		fmt_size(d->inputs.partial_bytes, pa, sizeof(pa));
-		fmt_size(d->inputs.memory_current, m, sizeof(m));
+		thps_format_bytes(w, sizeof(w), d->inputs.waste_bytes);
+		thps_format_bytes(pa, sizeof(pa), d->inputs.partial_bytes);
+		thps_format_bytes(m, sizeof(m), d->inputs.memory_current);
 		fprintf(f, "  [%.3fs] %s: %s\n", (double)d->now / USEC_PER_SEC,
 			thps_rule_name(d->rule), d->why);
 		fprintf(
@@ -590,8 +578,8 @@ int thps_engine_explain(const struct thps_engine *e, const char *cgroup, FILE *f
 			fprintf(f, "unknown");
 		fprintf(f, ", growth %llu\n", (unsigned long long)d->growth);
 		if (d->have_result) {
-			fmt_size(d->bytes, a, sizeof(a));
-			fmt_size(d->given_back, b, sizeof(b));
+			thps_format_bytes(a, sizeof(a), d->bytes);
+			thps_format_bytes(b, sizeof(b), d->given_back);
 			fprintf(f, "      result: asked %s, given back %s\n", a, b);
 		}
 	}

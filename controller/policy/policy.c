@@ -13,12 +13,9 @@
 #include "macro.h"
 #include "pjson.h"
 #include "policy.h"
+#include "units.h"
+#include "valid.h"
 
-#define KIB	     1024ULL
-#define MIB	     (1024ULL * KIB)
-#define GIB	     (1024ULL * MIB)
-#define TIB	     (1024ULL * GIB)
-#define USEC_PER_SEC 1000000ULL
 
 enum key_type {
 	K_OBJECT,   /* nested keys follow as "parent.child" */
@@ -104,97 +101,6 @@ static const struct policy_key *key_find(const char *full)
 		if (!strcmp(keys[i].key, full))
 			return &keys[i];
 	return NULL;
-}
-
-/* ---- units ---- */
-
-int thps_parse_size(const char *s, uint64_t *ret)
-{
-	uint64_t v = 0, mul = 1;
-	size_t n = 0;
-
-	for (; s[n] >= '0' && s[n] <= '9'; n++)
-		v = v * 10 + (uint64_t)(s[n] - '0');
-	if (n == 0 || n > 15)
-		return -EINVAL;
-	switch (s[n]) {
-	case 0:
-		break;
-	case 'K':
-		mul = KIB;
-		break;
-	case 'M':
-		mul = MIB;
-		break;
-	case 'G':
-		mul = GIB;
-		break;
-	case 'T':
-		mul = TIB;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (s[n] && s[n + 1])
-		return -EINVAL;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*ret = v * mul;
-	return 0;
-}
-
-int thps_parse_duration(const char *s, uint64_t *ret_usec)
-{
-	static const struct {
-		const char *suffix;
-		uint64_t usec;
-	} units[] = {{"ms", 1000},
-		     {"s", USEC_PER_SEC},
-		     {"m", 60 * USEC_PER_SEC},
-		     {"h", 3600 * USEC_PER_SEC},
-		     {"d", 86400 * USEC_PER_SEC}};
-	uint64_t v = 0;
-	size_t n = 0;
-
-	for (; s[n] >= '0' && s[n] <= '9'; n++)
-		v = v * 10 + (uint64_t)(s[n] - '0');
-	if (n == 0 || n > 9)
-		return -EINVAL;
-	for (size_t i = 0; i < ELEMENTSOF(units); i++)
-		if (!strcmp(s + n, units[i].suffix)) {
-			*ret_usec = v * units[i].usec;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-void thps_format_size(uint64_t b, char *buf, size_t size)
-{
-	static const char units[] = "KMGT";
-	int u = -1;
-
-	while (u < 3 && b >= 1024 && b % 1024 == 0) {
-		b /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, size, "%llu", (unsigned long long)b);
-	else
-		snprintf(buf, size, "%llu%c", (unsigned long long)b, units[u]);
-}
-
-void thps_format_duration(uint64_t usec, char *buf, size_t size)
-{
-	if (usec % (86400 * USEC_PER_SEC) == 0 && usec)
-		snprintf(buf, size, "%llud", (unsigned long long)(usec / (86400 * USEC_PER_SEC)));
-	else if (usec % (3600 * USEC_PER_SEC) == 0 && usec)
-		snprintf(buf, size, "%lluh", (unsigned long long)(usec / (3600 * USEC_PER_SEC)));
-	else if (usec % (60 * USEC_PER_SEC) == 0 && usec)
-		snprintf(buf, size, "%llum", (unsigned long long)(usec / (60 * USEC_PER_SEC)));
-	else if (usec % USEC_PER_SEC == 0)
-		snprintf(buf, size, "%llus", (unsigned long long)(usec / USEC_PER_SEC));
-	else
-		snprintf(buf, size, "%llums", (unsigned long long)(usec / 1000));
 }
 
 const char *thps_policy_mode_name(enum thps_policy_mode m)
@@ -307,19 +213,6 @@ static void render(const struct pjson *j, char *buf, size_t size)
 	}
 }
 
-static bool valid_name(const char *s, size_t max, bool glob)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++) {
-		char c = s[n];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '.' || c == '-' || (glob && (c == '*' || c == '?'))))
-			return false;
-	}
-	return n >= 1 && n <= max && strcmp(s, ".") && strcmp(s, "..");
-}
-
 static size_t utf8_chars(const char *s)
 {
 	size_t n = 0;
@@ -365,7 +258,7 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 	case K_OBJECT:
 		break;
 	case K_NAME:
-		if (j->type != PJSON_STRING || !valid_name(j->str, THPS_POLICY_NAME_MAX, false))
+		if (j->type != PJSON_STRING || !thps_name_valid(j->str, THPS_POLICY_NAME_MAX, false))
 			return verr(
 			    v, j->line, j->col, path,
 			    "expected a name of 1-%d characters from [A-Za-z0-9_.-], got %s",
@@ -408,7 +301,7 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 				snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
 			else
 				snprintf(ipath, sizeof(ipath), "%s", path);
-			if (e->type != PJSON_STRING || !valid_name(e->str, 128, true)) {
+			if (e->type != PJSON_STRING || !thps_name_valid(e->str, 128, true)) {
 				render(e, got, sizeof(got));
 				verr(v, e->line, e->col, ipath,
 				     "expected a container name (glob) of 1-128 characters from "

@@ -3,7 +3,7 @@
 
 #include "macro.h"
 #include "scan-memo.h"
-#include "scanner/memo.h"
+#include "memo.h"
 
 /* Before any refresh was measured: what a refresh that stops at a quarter of a 2 MiB THP cost
  * on the development machine (a whole THP read: ~220 us). */

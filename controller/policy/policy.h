@@ -123,11 +123,6 @@ const struct thps_policy *thps_policy_find(const struct thps_policy_set *set, co
 /* The key table, for docs: prints every key with type, range, default and help. */
 void thps_policy_print_keys(FILE *f);
 
-/* Unit parsers shared with the CLI. Return 0 or -EINVAL / -ERANGE. */
-int thps_parse_size(const char *s, uint64_t *ret);	    /* "4096", "64K", "64M", "2G", "1T" */
-int thps_parse_duration(const char *s, uint64_t *ret_usec); /* "500ms" "30s" "5m" "2h" "1d" */
-void thps_format_size(uint64_t bytes, char *buf, size_t size);
-void thps_format_duration(uint64_t usec, char *buf, size_t size);
 const char *thps_policy_mode_name(enum thps_policy_mode m);
 const char *thps_policy_action_name(enum thps_policy_action a);
 

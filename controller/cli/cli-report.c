@@ -17,7 +17,7 @@
 #include "report-text.h"
 #include "report.h"
 #include "scan.h"
-#include "scanner/folios.h"
+#include "folios.h"
 #include "thp.h"
 
 #define MAX_SOURCES 16

@@ -1,0 +1,13 @@
+/* Parsers of /proc/PID files shared by the hook, the registrations and the daemon. Pure: the
+ * caller reads the file. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+/* Finds the cgroup v2 line "0::/path" of a /proc/PID/cgroup text. Returns 0, -ENODATA when
+ * there is no v2 line, -EINVAL when its path is not valid, -ENAMETOOLONG. */
+int thps_proc_cgroup_v2_path(const char *text, char *buf, size_t size);
+
+/* Field 22 (starttime, clock ticks since boot) of a /proc/PID/stat text.
+ * Returns 0 or -EINVAL. */
+int thps_proc_stat_starttime(const char *text, uint64_t *ret);
