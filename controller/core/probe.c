@@ -319,6 +319,8 @@ int thps_probe_run(const struct thps_ctx *ctx, unsigned flags, struct thps_probe
 	gather_debugfs(ctx, p);
 	gather_vmstat(ctx, p);
 	gather_cgroup(ctx, flags, p);
+	p->have_pagemap = under_has(ctx->proc_root, "self/pagemap");
+	p->have_kpageflags = under_has(ctx->proc_root, "kpageflags");
 	thps_probe_decide(p);
 	*ret = *p;
 	return 0;

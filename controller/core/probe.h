@@ -53,6 +53,7 @@ struct thps_probe {
 	double kernel_last_scan_time, kernel_last_scan_duration;
 	bool vm_thp_split_free, vm_thp_split_unmap; /* RFC patch 003 counters */
 	bool vm_thp_underused_split_page;	    /* upstream >= 6.12 counter */
+	bool have_pagemap, have_kpageflags;	    /* /proc/self/pagemap, /proc/kpageflags */
 
 	/* decided by thps_probe_decide() */
 	struct thps_finding findings[THPS_PROBE_MAX_FINDINGS];

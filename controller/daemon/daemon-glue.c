@@ -17,6 +17,7 @@
 #include "actuator.h"
 #include "engine.h"
 #include "policy.h"
+#include "probe.h"
 #include "psi.h"
 #include "plugin.h"
 
@@ -104,59 +105,27 @@ int dglue_engine_new(unsigned scan_cpu_percent, struct thps_engine **ret)
 	return thps_engine_new(&cfg, ret);
 }
 
-static bool path_exists(const char *root, const char *rel)
-{
-	char path[PATH_MAX];
-
-	return thps_path(path, sizeof(path), root, "%s", rel) == 0 && access(path, F_OK) == 0;
-}
-
-static const char *cgroup_mount(const struct thps_ctx *ctx, char *buf, size_t size)
-{
-	if (ctx->cgroup_root[0])
-		return ctx->cgroup_root;
-	if (thps_path(buf, size, ctx->sys_root, "fs/cgroup") < 0)
-		return "";
-	return buf;
-}
-
 void dglue_probe(const struct thps_ctx *ctx, struct dglue_caps *ret)
 {
-	_cleanup_free_ char *controllers = NULL;
-	char mnt[PATH_MAX], path[PATH_MAX];
-	const char *root = cgroup_mount(ctx, mnt, sizeof(mnt));
+	_cleanup_free_ struct thps_probe *p = calloc(1, sizeof(*p));
 
 	memset(ret, 0, sizeof(*ret));
-	if (thps_path(path, sizeof(path), root, "cgroup.controllers") == 0 &&
-	    read_file_bounded(path, 4096, &controllers, NULL) == 0) {
-		const char *p = controllers;
-		while ((p = strstr(p, "memory"))) {
-			if ((p == controllers || p[-1] == ' ') && (p[6] == ' ' || p[6] == '\n' || !p[6]))
-				ret->cgroup2_memory = true;
-			p += 6;
-		}
+	/* The one capability probe (probe.h), without its write test: `thpshrink probe` and the
+	 * daemon see the same kernel. */
+	if (!p || thps_probe_run(ctx, 0, p) < 0) {
+		snprintf(ret->why, sizeof(ret->why), "the capability probe failed");
+		return;
 	}
-	/* memory.reclaim lives in every non-root cgroup; look one level down. */
-	if (ret->cgroup2_memory) {
-		_cleanup_closedir_ DIR *d = opendir(root);
-		struct dirent *de;
-		while (d && (de = readdir(d)))
-			if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-				char rel[PATH_MAX];
-				snprintf(rel, sizeof(rel), "%.200s/memory.reclaim", de->d_name);
-				if (path_exists(root, rel)) {
-					ret->memory_reclaim = true;
-					break;
-				}
-			}
-	}
-	ret->split_huge_pages = path_exists(ctx->debugfs_root, "split_huge_pages");
-	ret->thp_utilization = path_exists(ctx->debugfs_root, "thp_utilization");
-	ret->pagemap = path_exists(ctx->proc_root, "self/pagemap");
-	ret->kpageflags = path_exists(ctx->proc_root, "kpageflags");
+	ret->cgroup2_memory = p->cgroup_version == 2 && p->v2_memory;
+	ret->memory_reclaim = p->have_memory_reclaim;
+	ret->split_huge_pages = p->have_split_file;
+	ret->thp_utilization = p->have_thp_utilization;
+	ret->pagemap = p->have_pagemap;
+	ret->kpageflags = p->have_kpageflags;
 	if (!ret->cgroup2_memory)
 		snprintf(ret->why, sizeof(ret->why),
-			 "no cgroup v2 memory controller at '%.150s' (cgroup v1 is read-only to thpshrink)", root);
+			 "no cgroup v2 memory controller at '%.150s' (cgroup v1 is read-only to thpshrink)",
+			 p->cgroup_root[0] ? p->cgroup_root : ctx->cgroup_root);
 	else if (!ret->memory_reclaim)
 		snprintf(ret->why, sizeof(ret->why), "the kernel has no memory.reclaim (Linux >= 5.19 needed)");
 }
@@ -228,11 +197,12 @@ int dglue_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
 static double cgroup_pressure(const struct thps_ctx *ctx, const char *cgroup)
 {
 	_cleanup_free_ char *text = NULL;
-	char mnt[PATH_MAX], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct thps_psi psi;
 
-	if (thps_path(path, sizeof(path), cgroup_mount(ctx, mnt, sizeof(mnt)), "%s/memory.pressure",
-		      cgroup) < 0 ||
+	/* The hierarchy's mount, found once at start (thps_cgroups_find_mount). */
+	if (!ctx->cgroup_root[0] ||
+	    thps_path(path, sizeof(path), ctx->cgroup_root, "%s/memory.pressure", cgroup) < 0 ||
 	    read_file_bounded(path, 4096, &text, NULL) < 0 || thps_psi_parse(text, &psi) < 0)
 		return -1;
 	return psi.some.avg10;
