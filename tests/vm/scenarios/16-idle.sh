@@ -1,5 +1,6 @@
-# 16-idle: idle page tracking (/sys/kernel/mm/page_idle/bitmap), which the daemon's scan memo
-# uses to skip re-reading folios nobody touched since its last read. Reports whether this
+# 16-idle: idle page tracking (/sys/kernel/mm/page_idle/bitmap), which a scan memo could use to
+# skip re-reading folios nobody touched since its last read. thpshrink does not use it: no Debian
+# kernel (6.1, 6.12, 7.3) nor the RFC kernel builds CONFIG_IDLE_PAGE_TRACKING. Reports whether this
 # kernel has the bitmap, checks the semantics the memo relies on (untouched after a mark ->
 # idle; written or read through process_vm_readv after it -> not idle) and prints the cost of
 # one mark + check next to a full read of the THP (thpshrink-idlecost).
