@@ -245,35 +245,47 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 	ret->sizes_mask = pol->sizes_mask;
 	if (d.rule == THPS_RULE_OBSERVE) {
 		/* Recorded by the observe actuator: what enforce would have asked. */
-		snprintf(ret->action, sizeof(ret->action), "observe");
+		ret->action = DGLUE_ACT_OBSERVE;
 		snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
 		ret->amount = MIN(d.reclaimable, pol->max_bytes_per_action ? pol->max_bytes_per_action : UINT64_MAX);
 		ret->act = true;
 		return 0;
 	}
 	if (d.action == THPS_ACT_NONE) {
-		snprintf(ret->action, sizeof(ret->action), "none");
+		ret->action = DGLUE_ACT_NONE;
 		snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
 		return 0;
 	}
 	ret->amount = d.bytes;
 	ret->act = true;
 	if (observe_only) {
-		snprintf(ret->action, sizeof(ret->action), "observe");
+		ret->action = DGLUE_ACT_OBSERVE;
 		snprintf(ret->reason, sizeof(ret->reason), "observe-only daemon: would %s (%s)",
 			 thps_engine_action_name(d.action), d.why);
 		ret->dry = true;
 		return 0;
 	}
-	snprintf(ret->action, sizeof(ret->action), "%s", thps_engine_action_name(d.action));
+	ret->action = d.action == THPS_ACT_SPLIT ? DGLUE_ACT_SPLIT : DGLUE_ACT_RECLAIM;
 	snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
 	return 0;
+}
+
+const char *dglue_action_name(enum dglue_action a)
+{
+	static const char *const names[] = {
+		[DGLUE_ACT_OBSERVE] = "observe",
+		[DGLUE_ACT_RECLAIM] = "reclaim",
+		[DGLUE_ACT_SPLIT] = "split",
+		[DGLUE_ACT_NONE] = "none",
+	};
+
+	return (size_t)a < ELEMENTSOF(names) ? names[a] : "none";
 }
 
 void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_decision *d,
 		  const struct dglue_result *res)
 {
-	if (d->act && !d->dry && strcmp(d->action, "observe"))
+	if (d->act && !d->dry && d->action != DGLUE_ACT_OBSERVE)
 		(void)thps_engine_record_result(e, cgroup, res->requested, res->given_back);
 }
 
@@ -313,7 +325,7 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
 	      struct dglue_result *ret)
 {
-	const struct thps_actuator_ops *a = thps_actuator_find(d->action);
+	const struct thps_actuator_ops *a = thps_actuator_find(dglue_action_name(d->action));
 	struct thps_act_request req = {
 		.cgroup = c->path,
 		.geom = &scan->geom,
@@ -323,7 +335,7 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	};
 	struct thps_act_result res, partial;
 	_cleanup_free_ struct thps_thp_range *ranges = NULL;
-	bool split = !strcmp(d->action, "split");
+	bool split = d->action == DGLUE_ACT_SPLIT;
 	uint64_t page = scan->geom.page_size ? scan->geom.page_size : 4096, partial_bytes;
 	size_t n = 0;
 	int r;
@@ -356,7 +368,7 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 		r = a->act(ctx, &req, &res);
 	else
 		r = 0;
-	if (!strcmp(d->action, "observe")) {
+	if (!d->action != DGLUE_ACT_OBSERVE) {
 		/* Nothing was asked of the kernel; an unreadable memory.current (cgroup v1) only
 		 * costs the dry run its snapshot. */
 		snprintf(ret->note, sizeof(ret->note), "%s", r < 0 ? "dry run" : res.note);

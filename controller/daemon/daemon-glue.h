@@ -30,10 +30,21 @@ unsigned dglue_policies_max_cut(const struct dglue_policies *p);
 /* scan_cpu_percent: the global CPU share of scanning, 0 = the engine default. */
 int dglue_engine_new(unsigned scan_cpu_percent, struct thps_engine **ret);
 
+/* What the daemon does with a cgroup this pass. The acting ones come first: they index the
+ * per-action counters. Names only at the edges (logs, metrics, status.json, actuator table). */
+enum dglue_action {
+	DGLUE_ACT_OBSERVE, /* record what enforce would ask; the kernel is asked nothing */
+	DGLUE_ACT_RECLAIM,
+	DGLUE_ACT_SPLIT,
+	DGLUE_ACT_NONE,
+};
+#define DGLUE_N_ACTING DGLUE_ACT_NONE
+const char *dglue_action_name(enum dglue_action a);
+
 struct dglue_decision {
 	char policy[72];   /* name of the matching policy ("(builtin)" when none) */
 	char rule[32];     /* the engine's rule ("min_waste", "cooldown", ...) */
-	char action[16];   /* "reclaim", "split", "observe", "none" */
+	enum dglue_action action;
 	char reason[320];  /* one line, for logs and `thpshrink explain` */
 	bool act;          /* call the actuator */
 	bool dry;          /* the engine would act; the daemon only observes */

@@ -49,13 +49,12 @@ struct crecord {
 	struct dglue_result last_result;
 	time_t last_time;
 	/* per action: observe, reclaim, split */
-	struct thps_metrics_action act[3];
+	struct thps_metrics_action act[DGLUE_N_ACTING];
 	struct thps_recollapse split;     /* ranges the daemon split, to catch khugepaged rebuilding them */
 	uint64_t recollapsed;             /* THPs rebuilt after a split, since the start */
 	uint64_t recollapse_debt;         /* their bytes, not yet charged to the engine */
 };
 
-static const char *const action_names[3] = { "observe", "reclaim", "split" };
 
 struct manager {
 	struct thps_ctx ctx;
@@ -124,8 +123,8 @@ static struct crecord *record_get(struct manager *m, const char *path)
 	r->path = strdup(path);
 	if (!r->path)
 		return NULL;
-	for (size_t a = 0; a < 3; a++)
-		r->act[a].action = action_names[a];
+	for (size_t a = 0; a < DGLUE_N_ACTING; a++)
+		r->act[a].action = dglue_action_name((enum dglue_action)a);
 	m->n_rec++;
 	return r;
 }
@@ -226,7 +225,7 @@ static int write_status(struct manager *m)
 			json_object_object_add(e, "inode", json_object_new_int64((int64_t)s->ino));
 		json_object_object_add(e, "policy", json_name(c->last.policy));
 		json_object_object_add(e, "rule", json_name(c->last.rule));
-		json_object_object_add(e, "action", json_name(c->last.action));
+		json_object_object_add(e, "action", json_name(dglue_action_name(c->last.action)));
 		json_object_object_add(e, "reason", json_name(c->last.reason));
 		json_object_object_add(e, "time", json_object_new_int64(c->last_time));
 		json_object_object_add(e, "requested_bytes", json_object_new_int64(c->last_result.requested));
@@ -293,11 +292,11 @@ static int publish(struct manager *m)
 	size_t n_acts = 0;
 	int len, r = 0;
 
-	acts = calloc(m->n_rec * 3 + 1, sizeof(*acts));
+	acts = calloc(m->n_rec * DGLUE_N_ACTING + 1, sizeof(*acts));
 	if (!acts)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->n_rec; i++)
-		for (size_t a = 0; a < 3; a++)
+		for (size_t a = 0; a < DGLUE_N_ACTING; a++)
 			if (m->rec[i].act[a].count) {
 				acts[n_acts] = m->rec[i].act[a];
 				acts[n_acts++].cgroup = m->rec[i].path;
@@ -558,14 +557,14 @@ static void decide_and_act(struct manager *m, time_t now)
 		count_decision(m, d.dry ? "observe_only" : d.rule);
 		if (rebuilt)
 			log_recollapse(m, c->path, rebuilt, d.lowutil_max_bucket);
-		changed = strcmp(d.action, rec->last.action) || strcmp(d.policy, rec->last.policy);
+		changed = d.action != rec->last.action || strcmp(d.policy, rec->last.policy);
 		thps_log(d.act || changed ? LOG_INFO : LOG_DEBUG, 0,
 			 "cgroup '%s': policy '%s', THPs %" PRIu64 ", low-util %" PRIu64 ", waste %" PRIu64
 			 " B, partially mapped %" PRIu64 " B → %s: %s",
 			 c->path, d.policy, thps_hist_thps(&c->hist), d.lowutil_thps, d.waste_bytes,
-			 c->partial_unmapped_bytes, d.action, d.reason);
+			 c->partial_unmapped_bytes, dglue_action_name(d.action), d.reason);
 		if (d.act) {
-			a = !strcmp(d.action, "reclaim") ? 1 : !strcmp(d.action, "split") ? 2 : 0;
+			a = d.action;
 			r = dglue_act(&m->ctx, &m->scan, c, &d, &res);
 			rec->act[a].count++;
 			rec->act[a].bytes_requested += res.requested;
@@ -574,22 +573,22 @@ static void decide_and_act(struct manager *m, time_t now)
 				rec->act[a].failures++;
 				count_decision(m, "failed");
 				log_warning_errno(r, "cgroup '%s': %s of %" PRIu64 " bytes failed: %m%s%s", c->path,
-						  d.action, d.amount, res.note[0] ? ": " : "", res.note);
-			} else if (a != 0) {
+						  dglue_action_name(d.action), d.amount, res.note[0] ? ": " : "", res.note);
+			} else if (a != DGLUE_ACT_OBSERVE) {
 				log_info("cgroup '%s': %s asked %" PRIu64 " bytes, gave back %" PRIu64 "%s%s",
-					 c->path, d.action, res.requested, res.given_back,
+					 c->path, dglue_action_name(d.action), res.requested, res.given_back,
 					 res.note[0] ? ": " : "", res.note);
-				snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB", d.action,
+				snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB", dglue_action_name(d.action),
 					 c->path, res.given_back / 1048576.0);
 			}
-			if (a == 2 && r >= 0 && res.requested)
+			if (a == DGLUE_ACT_SPLIT && r >= 0 && res.requested)
 				remember_split(m, rec, c);
 			/* A split khugepaged undid gave nothing back in the end: charge the bytes it
 			 * took again to this split, so that the engine's no-effect back-off (cooldown
 			 * x2 per useless action) slows the split/re-collapse cycle down instead of
 			 * splitting the same ranges every cooldown. */
 			struct dglue_result net = res;
-			if (a == 2) {
+			if (a == DGLUE_ACT_SPLIT) {
 				net.given_back = res.given_back > rec->recollapse_debt ?
 							 res.given_back - rec->recollapse_debt : 0;
 				rec->recollapse_debt = 0;
