@@ -14,13 +14,10 @@
 #include "actuator.h"
 #include "fileio.h"
 #include "macro.h"
+#include "kpageflags.h"
+#include "pagemap.h"
+#include "reader.h"
 #include "scanner.h"
-
-#define KPF_COMPOUND_HEAD 15
-#define KPF_COMPOUND_TAIL 16
-#define KPF_THP 22
-#define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
-#define PM_PRESENT (UINT64_C(1) << 63)
 
 static int open_proc(const struct thps_ctx *ctx, const char *rel, char *path, size_t size)
 {
@@ -45,14 +42,14 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		     const struct thps_thp_range *r, unsigned lowutil_max_bucket,
 		     uint32_t *ret_utilized, char *why, size_t size)
 {
-	_cleanup_close_ int pm = -1, kf = -1, mem = -1;
+	_cleanup_close_ int pm = -1, kf = -1;
 	_cleanup_free_ uint64_t *e = NULL;
-	_cleanup_free_ unsigned char *data = NULL;
+	struct thps_reader rd;
 	char path[PATH_MAX], rel[64];
-	uint64_t st, flags;
-	uint32_t used = 0, nr = thps_range_pages(r, g);
+	uint64_t st, flags, bytes;
+	uint32_t nr = thps_range_pages(r, g);
 	uint64_t len = (uint64_t)nr * g->page_size;
-	unsigned b;
+	unsigned b, used = 0;
 	int k;
 
 	if (thps_folio_order(nr) <= 0 || nr > g->subpages) {
@@ -91,7 +88,7 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 	if (k < 0)
 		return k;
 	for (uint32_t i = 0; i < nr; i++)
-		if (!(e[i] & PM_PRESENT) || (e[i] & PM_PFN_MASK) != r->pfn + i) {
+		if (!thps_pm_present(e[i]) || thps_pm_pfn(e[i]) != r->pfn + i) {
 			snprintf(why, size, "0x%llx is no longer the THP at PFN 0x%llx",
 				 (unsigned long long)r->start, (unsigned long long)r->pfn);
 			return 0;
@@ -102,15 +99,11 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 	k = pread_full(kf, &flags, sizeof(flags), r->pfn * sizeof(flags));
 	if (k < 0)
 		return k;
-	if (!(flags & (UINT64_C(1) << KPF_THP)) || !(flags & (UINT64_C(1) << KPF_COMPOUND_HEAD))) {
+	if ((flags & (THPS_KPF(THP) | THPS_KPF(COMPOUND_HEAD))) !=
+	    (THPS_KPF(THP) | THPS_KPF(COMPOUND_HEAD))) {
 		snprintf(why, size, "PFN 0x%llx is no longer a THP head", (unsigned long long)r->pfn);
 		return 0;
 	}
-	/* Recount: the THP may have filled up since the scan. Only zero-ness is looked at. */
-	snprintf(rel, sizeof(rel), "%d/mem", (int)r->pid);
-	mem = open_proc(ctx, rel, path, sizeof(path));
-	if (mem < 0)
-		return mem;
 	/* the folio size: the head's next PFNs must still be its tails (a folio of the same
 	 * head PFN but another size, e.g. split to a smaller order meanwhile, is not this one) */
 	if (nr > 1) {
@@ -122,29 +115,26 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		if (k < 0)
 			return k;
 		for (uint32_t i = 1; i < nr; i++)
-			if (!(fl[i] & (UINT64_C(1) << KPF_COMPOUND_TAIL)) ||
-			    (fl[i] & (UINT64_C(1) << KPF_COMPOUND_HEAD))) {
+			if (!(fl[i] & THPS_KPF(COMPOUND_TAIL)) || (fl[i] & THPS_KPF(COMPOUND_HEAD))) {
 				snprintf(why, size, "PFN 0x%llx is no longer a folio of %u pages",
 					 (unsigned long long)r->pfn, nr);
 				return 0;
 			}
 	}
-	data = malloc(len);
-	if (!data)
-		return -ENOMEM;
-	k = pread_full(mem, data, len, r->start);
+	/* Recount with the scanner's reader and count (zero.h): the THP may have filled up since
+	 * the scan, and it is split on the same count as the one that selected it. */
+	k = thps_reader_init(&rd, THPS_READER_CHUNK_DEFAULT, g->page_size);
 	if (k < 0)
 		return k;
-	for (uint32_t i = 0; i < nr; i++) {
-		const unsigned char *p = data + (size_t)i * g->page_size;
-
-		for (uint32_t j = 0; j < g->page_size; j++)
-			if (p[j]) {
-				used++;
-				break;
-			}
+	k = thps_reader_count(&rd, r->pid, r->start, len, &used, &bytes);
+	thps_reader_done(&rd);
+	if (k == -ESRCH || k == -EFAULT) {
+		snprintf(why, size, "0x%llx of process %d is gone or changed", (unsigned long long)r->start,
+			 (int)r->pid);
+		return 0;
 	}
-	explicit_bzero(data, len);
+	if (k < 0)
+		return k;
 	b = thps_bucket_n(nr, used);
 	if (b > lowutil_max_bucket) {
 		snprintf(why, size, "now %u of %u subpages used (bucket %u): well used, not split", used,

@@ -24,6 +24,9 @@ int thps_reader_init(struct thps_reader *r, size_t chunk, size_t page_size)
 
 void thps_reader_done(struct thps_reader *r)
 {
+	/* Another process's memory: leave none of it behind in the heap. */
+	if (r->buf)
+		explicit_bzero(r->buf, r->chunk);
 	free(r->buf);
 	r->buf = NULL;
 }
