@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -193,31 +194,61 @@ START_TEST(test_split_refuses_where_it_frees_nothing)
 }
 END_TEST
 
-#define PID 123
+/* The re-check reads contents with the scanner's reader (process_vm_readv), so the folios'
+ * contents are real memory of this process at START; their metadata (stat, pagemap,
+ * kpageflags) are fakes under the test's proc root. */
+#define PID getpid()
 #define STARTTIME 4242
-#define START 0x200000ULL
+#define START 0x40000000ULL
+#define ARENA (8ULL << 20)
 #define PFN 0x1000ULL
 
-/* A folio of nr pages (a THP: 512, an mTHP: fewer) of process PID at START mapped from PFN
+static void arena_map(void)
+{
+	void *p = mmap((void *)(uintptr_t)START, ARENA, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	/* unforked runs (valgrind) keep the arena of the test before */
+	ck_assert_msg(p == (void *)(uintptr_t)START || errno == EEXIST, "mmap arena: %s",
+		      strerror(errno));
+}
+
+/* A folio of nr pages (a THP: 512, an mTHP: fewer) of this process at start mapped from pfn
  * with `used` non-zero subpages: head and tail flags, pagemap, contents. */
 static void fake_folio(uint64_t start, uint64_t pfn, unsigned nr, unsigned used)
 {
 	uint64_t e[512], flags = (1ULL << 22) | (1ULL << 15) | (1ULL << 12);
 	uint64_t tail = (1ULL << 22) | (1ULL << 16) | (1ULL << 12);
-	char page[4096];
+	char rel[64], stat[128];
 
-	put("proc/123/stat", "123 (blo) at) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
+	arena_map();
+	snprintf(rel, sizeof(rel), "proc/%d/stat", (int)getpid());
+	snprintf(stat, sizeof(stat), "%d (blo) at) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n",
+		 (int)getpid());
+	put(rel, stat);
 	for (unsigned i = 0; i < nr; i++)
 		e[i] = (1ULL << 63) | (pfn + i);
-	pwrite_at("proc/123/pagemap", e, nr * sizeof(e[0]), start / 4096 * 8);
+	snprintf(rel, sizeof(rel), "proc/%d/pagemap", (int)getpid());
+	pwrite_at(rel, e, nr * sizeof(e[0]), start / 4096 * 8);
 	pwrite_at("proc/kpageflags", &flags, 8, pfn * 8);
 	for (unsigned i = 1; i < nr; i++)
 		pwrite_at("proc/kpageflags", &tail, 8, (pfn + i) * 8);
-	memset(page, 0, sizeof(page));
 	for (unsigned i = 0; i < nr; i++) {
+		char *page = (char *)(uintptr_t)(start + i * 4096ULL);
+
+		memset(page, 0, 4096);
 		page[100] = i < used ? 0x5a : 0;
-		pwrite_at("proc/123/mem", page, sizeof(page), start + i * 4096ULL);
 	}
+}
+
+/* "PID,0xSTART,0xEND" as written to split_huge_pages. */
+static const char *split_text(uint64_t start, uint64_t end)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "%d,0x%llx,0x%llx", (int)getpid(), (unsigned long long)start,
+		 (unsigned long long)end);
+	return buf;
 }
 
 static void fake_thp(uint64_t start, uint64_t pfn, unsigned used)
@@ -275,7 +306,7 @@ START_TEST(test_split_only_lowutil)
 	ck_assert_uint_eq(res.ranges_skipped, 1);
 	ck_assert_uint_eq(res.asked_bytes, 509 * 4096);
 	text = get("debug/split_huge_pages");
-	ck_assert_str_eq(text, "123,0x200000,0x400000");
+	ck_assert_str_eq(text, split_text(START, START + 0x200000));
 	ck_assert_ptr_nonnull(strstr(res.note, "1 THPs changed since the scan"));
 	free(text);
 }
@@ -307,7 +338,7 @@ START_TEST(test_split_mthp)
 	ck_assert_uint_eq(res.ranges_skipped, 1);
 	ck_assert_uint_eq(res.asked_bytes, 15 * 4096);
 	text = get("debug/split_huge_pages");
-	ck_assert_str_eq(text, "123,0x200000,0x210000");
+	ck_assert_str_eq(text, split_text(START, START + 0x10000));
 	free(text);
 	/* the folio was split to 16 KiB meanwhile: page 4 is a head now */
 	{
