@@ -14,14 +14,22 @@
 int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
 
 	if (max < 2)
 		return -EINVAL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return negative_errno();
+	return read_fd_bounded(fd, max, ret, ret_len);
+}
+
+int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_len)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+
+	if (max < 2)
+		return -EINVAL;
 	buf = malloc(max);
 	if (!buf)
 		return -ENOMEM;

@@ -8,6 +8,8 @@
 /* Reads at most max-1 bytes of path into a NUL-terminated malloc'd buffer.
  * Returns 0, -EFBIG if the file is larger than max-1, or -errno. */
 int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len);
+/* The same from an open fd (read from its current offset). */
+int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_len);
 
 /* Reads a file holding one unsigned decimal number (e.g. memory.current).
  * Returns 0, -EINVAL if it holds something else, or -errno. */

@@ -35,3 +35,19 @@ int thps_json_parse_bounded(const char *buf, size_t len, size_t max_len, void **
 	*ret = o;
 	return 0;
 }
+
+int thps_json_parse_object(const char *buf, size_t len, size_t max_len, void **ret)
+{
+	void *root;
+	int r;
+
+	r = thps_json_parse_bounded(buf, len, max_len, &root);
+	if (r < 0)
+		return r;
+	if (!json_object_is_type(root, json_type_object)) {
+		json_object_put(root);
+		return -EBADMSG;
+	}
+	*ret = root;
+	return 0;
+}

@@ -9,3 +9,5 @@
  * UTF-8 validation. Returns 0, -EFBIG if too long, -EBADMSG if malformed (or non-UTF-8 or
  * too deep). On success *ret is a json_object* the caller puts. */
 int thps_json_parse_bounded(const char *buf, size_t len, size_t max_len, void **ret);
+/* The same, and the document must be an object (-EBADMSG otherwise). */
+int thps_json_parse_object(const char *buf, size_t len, size_t max_len, void **ret);

@@ -159,3 +159,18 @@ int thps_parse_memstat_thp(const char *text, int cgroup_version, uint64_t *ret)
 		r = find_keyed_u64(text, "rss_huge", ret);
 	return r;
 }
+
+int thps_vmstat_read(const struct thps_ctx *ctx, struct thps_vmstat *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	r = thps_path(path, sizeof(path), ctx->proc_root, "vmstat");
+	if (r < 0)
+		return r;
+	r = read_file_bounded(path, THPS_VMSTAT_MAX, &text, NULL);
+	if (r < 0)
+		return r;
+	return thps_parse_vmstat(text, ret);
+}

@@ -26,6 +26,10 @@ int thps_thp_utilization_read(const struct thps_ctx *ctx, struct thps_hist *ret,
 /* Fills every counter of struct thps_vmstat from /proc/vmstat text; an absent counter is
  * UINT64_MAX. Returns 0, or -EINVAL when a known counter's value is not a number. */
 int thps_parse_vmstat(const char *text, struct thps_vmstat *ret);
+/* Largest /proc/vmstat we accept (about 10 KiB in practice). */
+#define THPS_VMSTAT_MAX (64 * 1024)
+/* Reads and parses <proc_root>/vmstat. Returns 0 or -errno (-EINVAL: a bad value). */
+int thps_vmstat_read(const struct thps_ctx *ctx, struct thps_vmstat *ret);
 
 /* THP bytes of a cgroup from its memory.stat: "anon_thp" (v2), or on v1 "total_rss_huge"
  * (hierarchical like memory.usage_in_bytes), falling back to "rss_huge".

@@ -14,7 +14,6 @@
 
 #define SMALL_MAX     4096
 #define MOUNTINFO_MAX (1024 * 1024)
-#define VMSTAT_MAX    (64 * 1024)
 /* memory.reclaim learnt "swappiness=" in Linux 6.12: Debian's 6.12 takes "0 swappiness=60"
  * and its image holds the "swappiness=%d" token, 6.1's does not (tests/vm 10-probe). */
 #define SWAPPINESS_MAJOR 6
@@ -287,12 +286,9 @@ static void gather_cgroup(const struct thps_ctx *ctx, unsigned flags, struct thp
 
 static void gather_vmstat(const struct thps_ctx *ctx, struct thps_probe *p)
 {
-	_cleanup_free_ char *t = NULL;
-	char path[PATH_MAX];
 	struct thps_vmstat v;
 
-	if (thps_path(path, sizeof(path), ctx->proc_root, "vmstat") < 0 ||
-	    read_file_bounded(path, VMSTAT_MAX, &t, NULL) < 0 || thps_parse_vmstat(t, &v) < 0)
+	if (thps_vmstat_read(ctx, &v) < 0)
 		return;
 	p->vm_thp_split_free = v.thp_split_free != UINT64_MAX;
 	p->vm_thp_split_unmap = v.thp_split_unmap != UINT64_MAX;

@@ -115,13 +115,11 @@ int thps_registration_from_json(const char *buf, size_t len, struct thps_registr
 	void *root;
 	int k;
 
-	k = thps_json_parse_bounded(buf, len, THPS_REGISTRATION_MAX, &root);
+	k = thps_json_parse_object(buf, len, THPS_REGISTRATION_MAX, &root);
 	if (k < 0)
 		return k;
 	o = root;
 	memset(&r, 0, sizeof(r));
-	if (!json_object_is_type(o, json_type_object))
-		goto bad;
 	json_object_object_foreach(o, key, v)
 	{
 		if (!strcmp(key, "version")) {

@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macro.h"
 #include "policy.h"
 
@@ -139,32 +140,6 @@ static int check_sticky_entry(int dfd, const char *name, const char *path, struc
 	return 0;
 }
 
-static int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_len)
-{
-	_cleanup_free_ char *buf = malloc(max + 1);
-	size_t len = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, max + 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max)
-			return -EFBIG;
-	}
-	buf[len] = 0;
-	*ret_len = len;
-	*ret = TAKE_PTR(buf);
-	return 0;
-}
-
 static int load_fd(int fd, const char *path, unsigned flags, struct thps_policy_set *set,
 		   struct thps_policy_errors *errs)
 {
@@ -187,7 +162,7 @@ static int load_fd(int fd, const char *path, unsigned flags, struct thps_policy_
 		if (r < 0)
 			return r;
 	}
-	r = read_fd_bounded(fd, THPS_POLICY_MAX_FILE, &text, &len);
+	r = read_fd_bounded(fd, THPS_POLICY_MAX_FILE + 1, &text, &len);
 	if (r == -EFBIG) {
 		thps_policy_errors_add(errs, "%s: larger than %d bytes", path, THPS_POLICY_MAX_FILE);
 		return r;

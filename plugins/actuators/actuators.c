@@ -42,21 +42,6 @@ uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_by
 	return a;
 }
 
-static int read_vmstat(const struct thps_ctx *ctx, struct thps_vmstat *ret)
-{
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX];
-	int r;
-
-	r = thps_path(path, sizeof(path), ctx->proc_root, "vmstat");
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, 1 << 20, &text, NULL);
-	if (r < 0)
-		return r;
-	return thps_parse_vmstat(text, ret);
-}
-
 int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup, struct thps_act_snapshot *ret)
 {
 	struct thps_act_snapshot s;
@@ -75,7 +60,7 @@ int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup, struct thp
 	    read_file_bounded(path, 1 << 16, &stat, NULL) == 0 &&
 	    find_keyed_u64(stat, "anon_thp", &s.anon_thp) < 0)
 		s.anon_thp = UINT64_MAX;
-	(void)read_vmstat(ctx, &s.vmstat); /* machine-wide extras: absent is fine */
+	(void)thps_vmstat_read(ctx, &s.vmstat); /* machine-wide extras: absent is fine */
 	*ret = s;
 	return 0;
 }
@@ -122,7 +107,7 @@ int thps_reclaim_frees_zero_subpages(const struct thps_ctx *ctx, const struct th
 	unsigned mpn;
 	int r;
 
-	r = read_vmstat(ctx, &vs);
+	r = thps_vmstat_read(ctx, &vs);
 	if (r < 0)
 		return r;
 	if (vs.thp_split_free != UINT64_MAX) {

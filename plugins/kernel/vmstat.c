@@ -9,9 +9,9 @@
 #include "fileio.h"
 #include "kernel.h"
 #include "macro.h"
+#include "probe.h"
 #include "valid.h"
 
-#define VMSTAT_MAX  (64 * 1024)
 #define MEMSTAT_MAX (64 * 1024)
 
 static int vmstat_probe(const struct thps_ctx *ctx, char *why, size_t why_size)
@@ -67,19 +67,12 @@ static int collect_cgroup(const char *root, int version, struct thps_cgroup_stat
 static int vmstat_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
 			  struct thps_scan *scan)
 {
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX], root[PATH_MAX];
+	char root[PATH_MAX];
 	struct thps_vmstat v;
 	bool v2mem;
 	int r, version;
 
-	r = thps_path(path, sizeof(path), ctx->proc_root, "vmstat");
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, VMSTAT_MAX, &text, NULL);
-	if (r < 0)
-		return r;
-	r = thps_parse_vmstat(text, &v);
+	r = thps_vmstat_read(ctx, &v);
 	if (r < 0)
 		return r;
 	scan->vmstat = v;

@@ -65,14 +65,10 @@ int thps_oci_state_parse(const char *buf, size_t len, struct thps_oci_state *ret
 	void *root;
 	int r;
 
-	r = thps_json_parse_bounded(buf, len, THPS_OCI_STATE_MAX, &root);
+	r = thps_json_parse_object(buf, len, THPS_OCI_STATE_MAX, &root);
 	if (r < 0)
 		return r;
 	o = root;
-	if (!json_object_is_type(o, json_type_object)) {
-		r = -EBADMSG;
-		goto fail;
-	}
 	r = get_string(o, "ociVersion", s.oci_version, sizeof(s.oci_version));
 	if (r == 0)
 		r = -EBADMSG;
@@ -250,14 +246,10 @@ int thps_oci_config_cgroups_path(const char *buf, size_t len, char **ret)
 	char *s;
 	int r;
 
-	r = thps_json_parse_bounded(buf, len, THPS_OCI_CONFIG_MAX, &root);
+	r = thps_json_parse_object(buf, len, THPS_OCI_CONFIG_MAX, &root);
 	if (r < 0)
 		return r;
 	o = root;
-	if (!json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return -EBADMSG;
-	}
 	if (!json_object_object_get_ex(o, "linux", &linux_o) ||
 	    !json_object_is_type(linux_o, json_type_object) ||
 	    !json_object_object_get_ex(linux_o, "cgroupsPath", &v)) {

@@ -73,22 +73,25 @@ bool thps_zero_block_scalar(const void *p, size_t len)
 	return true;
 }
 
-size_t thps_count_utilized(const void *buf, size_t len, size_t page_size)
+/* Inlined into each caller, so the zero test is a direct (inlinable) call on the hot path. */
+static inline __attribute__((always_inline)) size_t
+count_with(bool (*zero)(const void *, size_t), const void *buf, size_t len,
+			 size_t page_size)
 {
 	const unsigned char *s = buf;
 	size_t n = 0;
 
 	for (size_t off = 0; off + page_size <= len; off += page_size)
-		n += !thps_zero_block(s + off, page_size);
+		n += !zero(s + off, page_size);
 	return n;
+}
+
+size_t thps_count_utilized(const void *buf, size_t len, size_t page_size)
+{
+	return count_with(thps_zero_block, buf, len, page_size);
 }
 
 size_t thps_count_utilized_scalar(const void *buf, size_t len, size_t page_size)
 {
-	const unsigned char *s = buf;
-	size_t n = 0;
-
-	for (size_t off = 0; off + page_size <= len; off += page_size)
-		n += !thps_zero_block_scalar(s + off, page_size);
-	return n;
+	return count_with(thps_zero_block_scalar, buf, len, page_size);
 }
