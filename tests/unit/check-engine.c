@@ -10,7 +10,6 @@
 #include "units.h"
 
 #define SEC 1000000ULL
-#define MIB (1ULL << 20)
 
 static struct thps_engine *eng;
 
