@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "psi.h"
 #include "units.h"
+#include "test-main.h"
 
 #define SEC 1000000ULL
 
@@ -505,13 +506,4 @@ static Suite *engine_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(engine_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(engine_suite)

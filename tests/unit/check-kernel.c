@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "probe.h"
 #include "scan.h"
+#include "test-main.h"
 
 static void ctx_for(struct thps_ctx *ctx, const char *tree)
 {
@@ -669,13 +670,4 @@ static Suite *kernel_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(kernel_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(kernel_suite)

@@ -17,6 +17,7 @@
 #include "scan.h"
 #include "text.h"
 #include "thp.h"
+#include "test-main.h"
 
 #include <sys/socket.h>
 
@@ -428,13 +429,4 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(suite)

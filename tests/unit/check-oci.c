@@ -12,6 +12,7 @@
 #include "proc.h"
 #include "registrations.h"
 #include "valid.h"
+#include "test-main.h"
 
 #define S(x) x, strlen(x)
 
@@ -477,13 +478,4 @@ static Suite *oci_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(oci_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(oci_suite)

@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "scan.h"
 #include "scanner.h"
+#include "test-main.h"
 
 #define NPFN 4096
 #define PRESENT (UINT64_C(1) << 63)
@@ -237,13 +238,4 @@ static Suite *perf_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(perf_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(perf_suite)

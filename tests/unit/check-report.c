@@ -12,6 +12,7 @@
 #include "scan.h"
 #include "thp.h"
 #include "units.h"
+#include "test-main.h"
 
 #ifndef FIXTURE_DIR
 #error FIXTURE_DIR must name tests/fixtures/report
@@ -494,13 +495,4 @@ static Suite *report_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(report_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(report_suite)

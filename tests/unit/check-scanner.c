@@ -20,6 +20,7 @@
 #include "folios.h"
 #include "scanner.h"
 #include "zero.h"
+#include "test-main.h"
 
 #define FIX_PROC SCANNER_FIXTURES "/proc"
 
@@ -734,13 +735,4 @@ static Suite *scanner_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(scanner_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(scanner_suite)
