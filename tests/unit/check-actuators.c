@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the actuators' decisions against fake /proc, /sys, cgroup and debugfs trees in
  * a temp dir: the amount asked, refusals with their reason, the split re-check (a THP that
  * filled up, changed process or moved is never split), and the max_ptes_none save/restore.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the core: histogram math at every bucket edge, geometry, file helpers, the
  * text sanitizer every output shares. */
 #include <check.h>

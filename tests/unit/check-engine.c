@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the decision engine on in-memory histories (time is passed in), and of the
  * memory.pressure parser. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the kernel probe and the kernel sources on committed fake trees
  * (tests/fixtures/kernel/{k612,k61,rfc,v1host}): findings and derived booleans per kernel
  * kind, the RFC thp_utilization parser on the seed sample and on broken inputs, vmstat and

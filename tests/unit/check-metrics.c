@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The Prometheus formatter against golden text, label escaping, bounded output, and the
  * proc connector parser (well-formed, truncated and foreign messages). */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the OCI hook's pure logic and of the registration files. */
 #include <check.h>
 #include <errno.h>

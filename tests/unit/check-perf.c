@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the scanner's cheap pass (folios.h): which folio sizes the kernel may create,
  * read from a fake sysfs tree, and collect() over a generated fake /proc holding a partly
  * mapped THP, a partly mapped 64 KiB mTHP, a misaligned partly mapped THP (the stated

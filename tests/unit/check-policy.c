@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of policy files: parsing into the IR, every error class with its exact
  * file:line:col + JSON path message, matching specificity, all-or-nothing directory loading,
  * the owner check, and hostile input. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the split/re-collapse detection (controller/recollapse.c). */
 #include <check.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the report formatters: hand-built scans against golden files under
  * tests/fixtures/report/ (byte-exact). `make update-report-goldens` rewrites them. */
 #include <check.h>

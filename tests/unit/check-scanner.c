@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the scanner: pagemap/kpageflags/maps decoding and the whole collect() over
  * the committed fake /proc tree (tests/fixtures/scanner, see make-fixtures.py), cgroup
  * discovery on a temp tree, the zero check against its scalar reference, the PFN set. */

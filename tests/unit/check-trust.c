@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fault and trust tests on fake trees: memory.reclaim answering each errno the kernel can give
  * (injected for real by a seccomp filter in a child, so the actuator's own write sees it), a
  * missing /proc/kpageflags, and the refusal of policy, registration and state files that

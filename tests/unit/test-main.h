@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The main() of every Check suite: THPS_TEST_MAIN(make_suite) runs the suite that make_suite()
  * returns (verbosity from CK_VERBOSITY, forking from CK_FORK) and exits 0 when every test
  * passed, 1 otherwise. THPS_TEST_MAIN_SKIP_IF(make_suite, cond, why) first exits 77 (the
