@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The static table of source plugins. Actuators have their own table (actuator.h). */
 #include <string.h>
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # install-deps.sh build|test — installs what thpshrink needs from Debian 12's packages.
 #   build: compiler, autotools and the libraries thpshrink links.
 #   test:  build + what the test suites use (Check, python3-jsonschema, qemu and busybox for

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test-all.sh [--sanitize] — quick-start command 2: installs what the tests need and runs every
 # test: unit (Check), integration on this host (real THPs), the real-kernel VM tests (qemu),
 # with -Werror. With --sanitize: an ASan+UBSan build (halt_on_error=1) of the unit and

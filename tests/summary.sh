@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # summary.sh BUILDDIR — one closing line over every suite that ran: the automake .trs results
 # and the VM/benchmark result files (tests/*/results/*.result with "PASS|FAIL|SKIP name").
 b=${1:-.}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink explain CGROUP: why the daemon did (or did not) act on a cgroup, from the status
  * file it rewrites after every pass. Read-only; works without privileges if the file is. */
 #include <errno.h>

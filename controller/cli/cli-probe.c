@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink probe: what this kernel lets thpshrink do, and what follows for the operator. */
 #include <errno.h>
 #include <inttypes.h>

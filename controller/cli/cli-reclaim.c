@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink reclaim: gives one cgroup's wasted THP memory back, once, and shows what it did.
  * scan (the scanner, filtered to the cgroup) -> act (reclaim, split, or observe for a dry run)
  * -> rescan, then prints the histogram before and after and what memory.current says was

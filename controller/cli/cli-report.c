@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink report: one scan, printed per cgroup as text or JSON. The command a newcomer runs
  * first, so every way it can fail says what is missing and what to do. */
 #include <errno.h>

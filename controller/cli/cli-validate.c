@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink validate FILE|DIR...: the daemon's own loader over the given files, so an operator
  * sees exactly the errors the daemon would log, before a reload. */
 #include <getopt.h>

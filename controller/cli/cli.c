@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The table of subcommands, in the order --help lists them. */
 #include <stddef.h>
 

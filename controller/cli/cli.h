@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The thpshrink CLI's subcommands. Each lives in its own cli-<name>.c and returns the
  * process exit status (0 ok, 1 failure the user must see, 2 usage). */
 #pragma once

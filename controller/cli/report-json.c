@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The JSON report, written by hand: small, deterministic, no allocation. */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* `thpshrink report --json`: the figures of the text report, machine-readable, conforming to
  * schemas/report.schema.json. Bytes are integers; counters the kernel lacks are null.
  * Pure: the same scan gives the same bytes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The text report. Bucket rows are labelled with the utilized-subpage ranges that the RFC's
  * bucket formula really produces (0-51, 52-102, ...), not the RFC's printed labels. */
 #include <errno.h>

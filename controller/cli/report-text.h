@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* `thpshrink report` as text: one RFC-style table per cgroup with THPs, biggest waste first,
  * a machine total (beside the kernel's own histogram when the debugfs source read it), the
  * scan summary and the state of each source. Pure: the same scan gives the same bytes. */

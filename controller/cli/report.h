@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the text and JSON reports share: their options, the one-line state of each source,
  * and the order in which cgroups are shown. The formatters are pure functions of a
  * struct thps_scan and these options, so tests compare them with golden files. */

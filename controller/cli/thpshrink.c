@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink: the CLI. A thin dispatcher over the subcommands in cli-*.c. */
 #include <stdio.h>
 #include <string.h>

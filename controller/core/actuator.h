@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Actuators: the ways thpshrink gives wasted THP memory back to the system. Each is a const
  * table of operations listed in one static, NULL-terminated table (plugins/actuators/).
  * An actuator measures what it did: memory.current, memory.stat anon_thp and the kernel's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Is thpshrinkd alive? Its loop rewrites status.json at least every THPS_HEARTBEAT_SEC (also
  * during a long pass), so the file's age answers without a connection to the daemon: a
  * liveness check that no local user can starve, unlike one through the HTTP endpoint. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Why a tree walk and not libcgroup's walker: we need every directory's inode number (the
  * key /proc/kpagecgroup uses), bounded in depth and count, with openat() so a renamed or
  * removed cgroup mid-walk is simply skipped. libcgroup only tells us where the mount is. */

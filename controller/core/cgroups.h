@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Memory cgroup discovery: where the memory hierarchy is mounted, and which directory of it
  * has which inode number (what /proc/kpagecgroup reports for a page). Read-only: nothing
  * here ever writes to a cgroup file system. */

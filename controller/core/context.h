@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Where the system's files are. No module spells /proc or /sys itself: tests point these at
  * committed fake trees, and the VM tests at a real kernel. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Bounded reads of small kernel and config files. */
 #pragma once
 #include <stdbool.h>

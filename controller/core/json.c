@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* json-c with bounds; see json.h. */
 #include <errno.h>
 #include <json-c/json.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* json-c with bounds: every JSON text thpshrink reads from outside (OCI state, config.json,
  * registrations) goes through here. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Pure parsers of the kernel's THP figures (the RFC's debugfs thp_utilization, /proc/vmstat,
  * memory.stat), shared by the capability probe and the kernel sources (plugins/kernel). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Pure parsers of the kernel's own THP figures: the RFC's debugfs thp_utilization and the
  * /proc/vmstat and per-cgroup memory counters. The sources using them are plugins/kernel. */
 #pragma once

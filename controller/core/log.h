@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging: library code returns -errno and never logs; the layer that decides logs once.
  * Output goes to stderr with a priority prefix (<3>…) that journald understands when run
  * under systemd, or plain "thpshrink: " text on a terminal. Never log memory contents. */

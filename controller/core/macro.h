@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Small macros every file uses: cleanup attributes (systemd style), array size, min/max. */
 #pragma once
 #include <errno.h>

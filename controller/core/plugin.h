@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Plugins: const tables of operations, listed in one static table each (plugins.c).
  * No dlopen. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Measured probe: canary folios of every size the kernel allocates now, split and reclaimed,
  * and what left the scratch cgroup measured (probe-measure.h). One child per size, so a
  * measurement of one size never sees another size's canaries. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The measuring half of the probe: instead of inferring from version numbers what a split or
  * memory.reclaim frees, it tries, on canary memory of its own. A child process (in a scratch
  * cgroup where cgroup v2 has the memory controller) faults in folios of every size the kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The kernel capability probe: gather (reads only, unless THPS_PROBE_WRITE_TEST) then a
  * pure decide step that turns facts into findings an operator can act on. */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The kernel capability probe: what this kernel and its mounts let thpshrink do, as
  * findings an operator reads (key, value, ok, what follows) and booleans the engine,
  * the actuators and the report use. Gathering (file reads under ctx roots) and deciding

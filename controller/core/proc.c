@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Parsers of /proc/PID files; see proc.h. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Parsers of /proc/PID files shared by the hook, the registrations and the daemon. Pure: the
  * caller reads the file. */
 #pragma once

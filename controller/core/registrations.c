@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Registrations on disk: one small JSON file per container. The hook writes them, the daemon
  * trusts only files that validate, belong to root and nobody else can write. */
 #include <dirent.h>

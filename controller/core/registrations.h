@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Container registrations: /run/thpshrink/containers/<id>.json, written by thpshrink-oci-hook
  * (atomically) and read by the daemon (at start, on inotify events, and in its GC pass).
  * The format is schemas/registration.schema.json; both sides validate with the same code.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The result of one pass over the machine: per-cgroup figures from every source.
  * Sources fill it (plugins/), the report, the engine and the metrics read it. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* UTF-8 validation follows RFC 3629: no overlong forms, no surrogates, nothing above
  * U+10FFFF, so whatever passes is accepted by Prometheus, JSON parsers and journald alike. */
 #include <errno.h>

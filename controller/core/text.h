@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Strings that leave the daemon (metrics labels, status.json, the textfile, logs) often come
  * from names any user with a delegated cgroup subtree picks: they may hold invalid UTF-8,
  * control characters or kilobytes of path. One sanitizer, so every output agrees on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* THP geometry and the RFC's utilization histogram. The only place that knows how many
  * subpages a THP has: everything else asks struct thps_geometry. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sizes and durations: one grammar for policies and the command line; see units.h. */
 #include <inttypes.h>
 #include <stdio.h>

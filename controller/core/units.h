@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sizes and durations, one grammar wherever thpshrink reads them (policy files and command
  * line options alike):
  *   size      digits (at most 15) with an optional K, M, G or T: powers of 1024 ("4096", "64M")

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Names thpshrink accepts from outside; see valid.h. */
 #include <string.h>
 

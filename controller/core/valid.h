@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Names thpshrink accepts from outside (container ids, policy names, modes, OCI hook stages,
  * cgroup paths): one definition each, shared by the hook, the registrations, the policies
  * and the CLI. */

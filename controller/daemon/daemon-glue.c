@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's links to the modules it drives (see daemon-glue.h): sources from the plugin
  * table (plugins.c), policies (policy.h), the decision engine (engine.h), and actions through
  * the actuator table (actuator.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's integration points with the other parts of thpshrink: sources, policies, the
  * decision engine, actuators and the capability probe. Each is one small function so that the
  * real modules (plugins/, policy.h, engine.h, actuator.h, probe.h) replace the stand-ins here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libmicrohttpd with its own polling thread. What a client can cost us is bounded: the request
  * line and headers must fit a per-connection memory pool and arrive within a short deadline,
  * the answer must be sent within a longer one, and connections are counted in total and per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The /metrics HTTP endpoint: a thin layer over libmicrohttpd. The scan side publishes a
  * finished text (http_server_publish); every response holds a reference to it, so a slow or
  * hostile client never sees half a pass, never holds the scan up, and many concurrent scrapes

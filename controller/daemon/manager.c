@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One pass: collect → per cgroup decide → act → record → publish (metrics, textfile, status
  * file, sd_notify STATUS). Everything the HTTP thread sees is a finished copy of the text. */
 #include <errno.h>

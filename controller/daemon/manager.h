@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's one Manager: owns the sd_event loop and every source on it (scan timer,
  * signals, proc connector, HTTP server), the policy set in force and what it remembers per
  * cgroup. systemd-oomd style: thpshrinkd.c parses options and calls these in order. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Prometheus text format 0.0.4: HELP/TYPE before each family, base units, counters end in
  * _total, label values sanitized (text.h) then escaped: one invalid byte in one cgroup name
  * would make Prometheus reject the whole exposition. Per-cgroup series are bounded to the

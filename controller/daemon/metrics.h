@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Prometheus text exposition (format 0.0.4) of the daemon's state. A pure function from a
  * snapshot into a bounded buffer: the HTTP layer and the textfile writer only copy its output,
  * and the golden-text unit test checks it byte for byte. Series are built from the current

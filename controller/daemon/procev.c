@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libmnl framing for the proc connector. Unknown event types are skipped so newer kernels
  * with more events do not confuse us. */
 #include <errno.h>

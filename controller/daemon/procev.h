@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Process events from the kernel's proc connector (NETLINK_CONNECTOR, CN_IDX_PROC): new
  * programs (exec) make the daemon look soon, exits drop what it kept about a pid. The parser
  * is a pure function over a received datagram, so a fuzz target can feed it anything. */

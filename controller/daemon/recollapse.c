@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Split/re-collapse detection. Linear scans: a cgroup keeps at most THPS_RECOLLAPSE_MAX marks
  * and only the daemon's split cgroups have any, so n*m stays small next to the scan itself. */
 #include <errno.h>

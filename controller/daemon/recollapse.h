@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Detects khugepaged undoing the daemon's splits: per cgroup, the THP ranges the daemon split,
  * matched against the low-utilization THP ranges of a later scan. A range that comes back as a
  * THP at the same (pid, pid_starttime, start) under a different head PFN was rebuilt by

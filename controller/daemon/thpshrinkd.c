@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrinkd: watches anonymous THP waste per memory cgroup, gives it back where a policy
  * says so, and serves Prometheus metrics. run() reads top to bottom: options → context →
  * manager (capability checks, policies, sources) → READY=1 → loop. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink-oci-hook: an OCI runtime hook. A non-zero exit of a createRuntime/poststart hook
  * makes the runtime fail the container, so whatever goes wrong here is logged (stderr ends in
  * the runtime's log) and the hook exits 0, unless --strict asks otherwise.

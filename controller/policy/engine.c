@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* See engine.h for the rules. State per cgroup lives in a chained hash table keyed by the
  * cgroup path; every array is bounded by the engine's config. */
 #include <errno.h>

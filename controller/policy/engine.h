@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The decision engine: given a cgroup's figures from one pass, its policy and its history,
  * decide whether to act, with what and how much. Pure: no I/O, no clock (time is passed in, in
  * microseconds of a monotonic clock), no logging; the daemon does the acting and the logging.

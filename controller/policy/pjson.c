@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Recursive descent over RFC 8259 JSON with positions. Strict: no comments, no NaN, no
  * trailing commas, UTF-8 only, no NUL in strings (it would cut a C string short). */
 #include <errno.h>

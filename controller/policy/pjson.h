@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A small, bounded JSON parser that keeps the line and column of every key and value.
  * json-c gives no positions per node, and an operator needs "file:line:col: path" for every
  * error in a policy file. Hostile input is bounded: size, depth, node count, string length. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Loading policy files and directories (all or nothing), and matching cgroups to policies. */
 #include <errno.h>
 #include <fcntl.h>

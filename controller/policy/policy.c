@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Policy files → typed IR. The key table below is the single description of the format: it
  * drives parsing, defaults, range checks, error messages and `thpshrink validate --keys`.
  * schemas/policy.schema.json mirrors it for other tools; tests/integration/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-cgroup policies: JSON files under policies.d → typed IR (struct thps_policy) → a
  * compiled set that the daemon matches cgroups against. One table (policy.c, thps_policy_keys)
  * drives validation, defaults, ranges and the docs (`thpshrink validate --keys`).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memory.pressure (PSI) text: "some avg10=0.00 avg60=0.00 avg300=0.00 total=0" and a "full"
  * line. Pure parsing, for the engine's pressure guard. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The actuator table and what every actuator shares: the amount to ask for, the before/after
  * measurements, and what this kernel can free. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* observe: the dry run. Records what reclaim or split would ask for, changes nothing. */
 #include <stdio.h>
 #include <string.h>

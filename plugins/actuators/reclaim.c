@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reclaim: asks the kernel to reclaim from one cgroup through memory.reclaim (cgroup v2). The
  * kernel's shrinkers do the splitting (upstream's underused-THP shrinker, or the RFC's), so this
  * is the gentle way: the kernel picks the THPs. The write often fails with EAGAIN even when it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* split: splits exactly the low-utilization THPs and mTHP folios (any size) the scanner found,
  * one by one, to order 0 through debugfs split_huge_pages ("PID,0xSTART,0xEND" of that one
  * folio). Each THP is looked at again just

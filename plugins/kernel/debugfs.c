@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Source "debugfs": the RFC kernel's own utilization histogram, machine-wide, from
  * <debugfs>/thp_utilization. Only the patched kernel has the file; it is refreshed at the
  * end of each full pass over physical memory, so it lags the scanner by one pass. */

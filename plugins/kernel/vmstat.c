@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Source "vmstat": the kernel's THP counters (/proc/vmstat: splits, underused splits, the
  * RFC's freed tails) machine-wide, and per cgroup the memory charged and the THP part of it
  * (v2 memory.current + memory.stat anon_thp; v1 memory.usage_in_bytes + rss_huge, read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The hook's pure logic: everything from stdin, config.json and /proc text is hostile, so each
  * field is typed, bounded and validated here before it can name a file or a cgroup. */
 #include <errno.h>

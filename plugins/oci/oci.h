@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* OCI runtime integration: the pure parts of the hook (state JSON, cgroupsPath forms). No I/O
  * here, so the fuzz target and the unit tests call them directly. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Which present 4 KiB pages can belong to a large anonymous folio, so that only those are
  * looked up in /proc/kpageflags (one pread each was the whole cost of a machine-wide pass).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/kpageflags (u64 flags per PFN) and /proc/kpagecgroup (u64 memcg inode per PFN).
  * Bits from include/uapi/linux/kernel-page-flags.h. */
 #pragma once

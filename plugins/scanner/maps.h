@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/PID/maps: the private anonymous VMAs, the only ones whose THPs we scan. */
 #pragma once
 #include <stdbool.h>

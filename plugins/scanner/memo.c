@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* An open-addressing table keyed by head PFN, linear probing, deletion by backward shift (no
  * tombstones, so the table never needs a rebuild and stays at 32 bytes a slot). The refresh
  * rotation is a window over the slots that moves each pass: a stable order without a list. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the daemon's passes read of each folio, so a pass costs what changed, not what exists.
  *
  * Data rarely turns back into zeros: freed memory stays written or leaves the folio through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Two ways to the same answer. PAGEMAP_SCAN asks the kernel for the present ranges and
  * whether each is PMD-mapped, skipping empty page tables, so a huge sparse reservation
  * costs nothing. The fallback reads pagemap one THP-sized window at a time. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/PID/pagemap entries, the PAGEMAP_SCAN ioctl (Linux 6.7), and the walk that finds a
  * process's THPs. Only ranges that pagemap says are present are ever handed on: reading
  * an unpopulated range of the target would map zero pages and page tables in it. */

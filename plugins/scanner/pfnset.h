@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A bounded hash map from PFN (never 0) to a 32-bit value: which THPs were already counted
  * (several processes map the same THP after fork) and where a partly mapped folio's entry
  * is. Open addressing, no per-entry allocation. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reads another process's THP with process_vm_readv, chunk by chunk, into one reused
  * buffer, and counts its utilized subpages. Contents never leave this buffer. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scan loop: /proc → each process's THPs (pagemap.c) → kpageflags checks and cgroup
  * (kpageflags.c, cgroups.c) → contents (reader.c) → histogram. A process that exits or
  * changes mid-scan is skipped and counted; nothing a scanned process does is fatal. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The userspace THP scanner (fallback of the kernel RFC's thp_utilization), as a source
  * plugin: thps_source_scanner in plugin.h's table.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Why blocks of 256 bytes: a zero subpage must be read in full, so the loop is bound by
  * load bandwidth; OR-ing four cache lines per step keeps one branch per 256 bytes, and a
  * data page usually exits at its first word or block. memcpy loads keep it legal for any

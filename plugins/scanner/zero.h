@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Which subpages hold data: the RFC's "utilized" = at least one non-zero byte. */
 #pragma once
 #include <stdbool.h>

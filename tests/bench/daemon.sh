@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark: what thpshrinkd costs at rest, next to what one scanning pass costs in the same run.
 #   daemon.sh [BUILDDIR] [SECONDS]
 # Case A: 1,000 empty cgroups. On a host without a cgroup v2 memory controller (this project's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A node, not a benchmark: scenarios/70-node.sh (Redis, memcached, Python, Go, JVM, Node.js, one
 # cgroup each) in the real-kernel VM under THP never, THP always and THP always + thpshrinkd with
 # the shipped policies, in one boot; prints one table (markdown) of memory.current at steady

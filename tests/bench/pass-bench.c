@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pass-bench: the CPU cost of one whole-machine scanner pass, next to the same pass looking
  * every present PTE-mapped page up in /proc/kpageflags (the scanner before folios.h), in the
  * same run, alternating. Also says whether both found the same THPs and partial THPs.

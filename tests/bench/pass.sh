@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Whole-machine pass benchmark: the scanner's CPU per pass over every process of the host,
 # with a small-page load (4 processes x 256 MiB of 4 KiB anonymous pages, touched) and
 # thpshrink-bloat's THPs and partly mapped THPs running, against the same pass looking every

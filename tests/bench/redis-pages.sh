@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What a split can cost Redis at most, on this machine's real MMU (not TCG): the same data in
 # THPs versus in 4 KiB pages only. Two redis-servers side by side, both filled with N values of
 # 4,000 bytes and thinned out by 80 % like tests/vm/scenarios/60-redis.sh; one with its heap in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Redis benchmark in the real-kernel VM (Debian 6.12 under qemu TCG): the 60-redis scenario at a
 # larger size (default 40,000 values of 4,000 bytes, 80 % deleted), then a table of Redis's
 # cgroup memory with THP never, THP always, THP always + thpshrink (same boot), the memory given

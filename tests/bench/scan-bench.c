@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* scan-bench: how fast the scanner reads THPs, next to the bare copy it cannot beat.
  *
  *   scan-bench PID START END [ROUNDS [CHUNK_KIB]]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Scanner benchmark: 1 GiB of thpshrink-bloat THPs with 90 % zero subpages (51 of 512
 # utilized), scanned by the full scanner source and by a bare process_vm_readv loop in the
 # same run. Needs root. Usage: scan.sh BUILDDIR [THPS] [ROUNDS] [CHUNK_KIB...]

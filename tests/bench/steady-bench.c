@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* steady-bench: what a daemon pass costs once nothing changes, next to the first pass (the
  * baseline, measured in the same run), and a node-scale model from the per-folio costs.
  *

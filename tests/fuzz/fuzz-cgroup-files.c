@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Cgroup files the daemon and actuators read on every pass: memory.pressure (the engine's
  * pressure guard), memory.stat, memory.current, /proc/vmstat's split counters and
  * /proc/PID/cgroup. A parsed pressure is always a percentage. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's HTTP endpoint (controller/http.c): its listen-address parser, and whole
  * requests sent over loopback to a real server (libmicrohttpd's request parsing, the
  * server's limits and its routing), one connection per input. The server lives for the whole

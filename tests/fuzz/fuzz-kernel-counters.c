@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memory.stat / /proc/vmstat style "key value" text. */
 #include <stdlib.h>
 

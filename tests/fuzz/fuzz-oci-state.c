@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The OCI hook's parsers: the state on stdin, config.json's cgroupsPath, /proc text, and the
  * registration files the daemon reads. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scanner's record decoders: /proc/PID/maps lines, /proc/PID/pagemap entries (the
  * fallback walk) and /proc/kpageflags (the folio search), fed from a fake proc root that holds
  * the input. Layout: maps text up to the first NUL byte; the rest is both the pagemap and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Policy files (the bounded positional JSON parser and the key table) and memory.pressure text:
  * both are read by a root daemon from files and the kernel. Every error must carry a position;
  * a text that loads leaves no error and exactly the policies it reports; a rejected one adds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The proc connector datagram parser (controller/procev.c): netlink framing, cn_msg lengths and
  * event types straight from the kernel socket. The input is copied to an aligned buffer like
  * the daemon's receive buffer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Registration files (controller/registrations.h): what the daemon reads from
  * /run/thpshrink/containers. A text that validates must serialize and re-parse to the same
  * registration: the hook writes what the daemon reads, with the same validator. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The kernel sources' parsers: the RFC's thp_utilization, /proc/vmstat, memory.stat, and the
  * probe's small ones (THP mode brackets, kernel release). */
 #include <stdlib.h>

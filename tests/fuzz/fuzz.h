@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Every fuzz target defines this; replay.c (make check) and libFuzzer (CI) both call it. */
 #pragma once
 #include <stddef.h>

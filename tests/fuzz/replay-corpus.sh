@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs every fuzz target's replay binary over its committed corpus (regressions of every
 # fuzz finding). A target without a corpus directory is an error: each must have seeds.
 set -u

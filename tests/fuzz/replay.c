@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Replays a committed corpus through a fuzz target, so that every fuzz finding stays a
  * regression test in `make check` (run without libFuzzer, under ASan in CI).
  * Usage: fuzz-NAME FILE|DIR... */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-libfuzzer.sh SRCDIR BUILDDIR SECONDS [RESULTFILE] — builds every fuzz target with clang's libFuzzer
 # and ASan+UBSan, and fuzzes each for SECONDS, starting from its committed corpus. A crash is
 # saved as tests/fuzz/corpus/<name>/crash-* (commit it: it becomes a regression test) and fails.

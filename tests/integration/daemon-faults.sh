@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # thpshrinkd under faults on the host (observe-only here: cgroup v1):
 #  A. the policy directory vanishes while it runs: a reload keeps the last good set, /metrics
 #     keeps serving;

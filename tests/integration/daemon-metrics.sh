@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # thpshrinkd on the host, observe-only (cgroup v1 here: it must never write): a live /metrics
 # that promtool accepts and a real Prometheus server scrapes; hostile HTTP requests get errors
 # while the daemon keeps serving; SIGHUP with a broken policy keeps the old set; SIGTERM exits 0.

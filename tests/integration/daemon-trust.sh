@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # thpshrinkd against what a local user can do to it (issue 11), on the host (observe-only here):
 #  A. a reconnecting slow-loris from 10 loopback addresses (127.0.0.1 among them, Prometheus's
 #     own): 80 connections trickling headers, each reopened at once when cut, for 30 s; 10 scrapes

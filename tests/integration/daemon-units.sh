@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The systemd units: systemd-analyze verify accepts them (with ExecStart pointed at the built
 # daemon) and the offline security score stays at or below 4.0 ("OK"; 3.1 when written).
 set -u

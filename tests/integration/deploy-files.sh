@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Structure of the deploy files: the hooks.d JSON that podman/CRI-O read, the runc/crun hooks
 # example, and the Kubernetes DaemonSet + ConfigMap.
 PY=/usr/bin/python3

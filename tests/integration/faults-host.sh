@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Faults thpshrink meets on a host, against the real programs:
 #  A. /proc/kpageflags missing (a proc root of links to the real /proc without it): report
 #     (text and JSON) exits 1 with a message naming the file, prints no partial report, no crash;

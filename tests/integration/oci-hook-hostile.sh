@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The built thpshrink-oci-hook against hostile input: whatever arrives on stdin or in the
 # annotations, it exits 0 (a hook must never fail a container) and writes nothing outside its
 # registrations directory. Plus the happy path: a fake bundle and a live pid give a registration

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The C validator (`thpshrink validate`) and Python's jsonschema with schemas/policy.schema.json
 # must agree on the corpus under tests/fixtures/policy:
 #   good/        both accept;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # thpshrink probe on the real host and on the fake kernel trees: the JSON validates against
 # schemas/probe.schema.json, and its answers match what the files say.
 set -u

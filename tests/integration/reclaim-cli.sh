@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # thpshrink reclaim on the host: only what is safe here (the host's cgroups and THP knobs are not
 # ours): bad arguments are refused with a reason and exit 2 before anything is read or written.
 # The real actions are tested on real kernels in tests/vm/scenarios (20-reclaim, 30-split).

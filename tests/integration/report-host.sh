@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # thpshrink report against real THPs on this host: a thpshrink-bloat process with a known
 # utilization mix must come out as exactly that histogram (--pid), the --cgroup filter must
 # find it in its memory cgroup, a non-root run must fail clearly, bad options must be usage

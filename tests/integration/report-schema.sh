@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The report's JSON against schemas/report.schema.json: every golden file, a live
 # `thpshrink report --json` when run as root, and broken documents that must be rejected
 # (so that this check can fail).

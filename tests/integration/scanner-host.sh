@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Host integration test of the scanner source: a real process (thpshrink-bloat) with a
 # known utilization mix must give exactly that histogram, partly mapped THPs must be seen,
 # and a process exiting mid-scan must be counted as skipped, not fail the scan.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # No memory contents ever leave thpshrink: a process holds a random secret in its THPs (one
 # THP full of it, four with it in their only used subpage); `thpshrink report` (text, JSON),
 # `thpshrink probe`, `thpshrink explain` and thpshrinkd at debug level (its log, /metrics, /,

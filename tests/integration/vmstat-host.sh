@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Host integration test of the vmstat source (and of the debugfs source's refusal): a real
 # process (thpshrink-bloat) with 8 THPs; the source's /proc/vmstat counters must lie between
 # two reads of the file around it, absent counters must be reported absent, and the

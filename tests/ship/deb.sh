@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian package: dpkg-buildpackage -b from a clean copy of the sources builds
 # thpshrink_VERSION_amd64.deb; lintian finds no error and only the warnings README.md keeps;
 # the package holds what the issue lists; installed with apt into a fresh Debian 12 root

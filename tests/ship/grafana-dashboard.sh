@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # deploy/grafana/thpshrink.json: a Grafana dashboard with waste per cgroup, the utilization
 # histogram as a heatmap and the bytes given back over time; panel ids and grid positions
 # unique; every query reads metrics thpshrinkd exports or the rules record; variables defined.

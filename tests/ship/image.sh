@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The container image: `make image` builds deploy/container/Containerfile with podman (base
 # debian:bookworm made by mmdebstrap and imported, no registry); the image carries the
 # version label and tag the DaemonSet names, no compiler or -dev package; in it, privileged

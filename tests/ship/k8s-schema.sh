@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # deploy/kubernetes validates against the Kubernetes API schemas (the kubernetes-models npm
 # package, installed by scripts/install-deps.sh test into /var/cache/thpshrink-npm), and the
 # DaemonSet runs the image `make image` builds: ghcr.io/thpshrink/thpshrink:VERSION.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The DaemonSet's pod spec under `podman kube play` with the real ConfigMap: the pod template
 # becomes a Pod (podman 4.3 plays no DaemonSet) on the host network (podman maps no
 # containerPort there, so the /metrics port is moved off 9477 to a free one), and the

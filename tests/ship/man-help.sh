@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --help and the man pages list the same long options: for every program and every
 # thpshrink command, the options --help prints equal the options the man page's section
 # for it lists (-h/--help, accepted everywhere, are left out of the comparison).

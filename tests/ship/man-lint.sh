@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The built man pages pass `mandoc -T lint` (all levels, style included) without a message,
 # and each page names every section a reader looks for.
 set -u

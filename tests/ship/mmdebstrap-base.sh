@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mmdebstrap-base.sh VARIANT — prints the path of a cached Debian 12 root tarball made by
 # mmdebstrap (VARIANT apt: apt and systemd with the package lists kept, for installing and
 # verifying the .deb; minbase: the container base image). Remade when older than a week, so

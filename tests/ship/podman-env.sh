@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # podman-env.sh (sourced, with T set): podman that creates no cgroup and sets no ulimit above
 # the sandbox's hard limits; the base image debian:bookworm imported from a cached mmdebstrap
 # tarball, so no registry is needed. Sets PODMAN or prints SKIP and exits 77.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # podman-guard.sh CMD... — runs CMD (podman) so that it cannot write to the host's cgroupfs:
 # in a private mount namespace every cgroup mount is read-only, and the cgroup2 hierarchy
 # (read-only too) sits on /sys/fs/cgroup, so crun sees a unified host, not the hybrid one it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # deploy/prometheus: `promtool check rules` accepts the rules, `promtool test rules` passes,
 # the tests hold every alert both firing and not firing, and every thpshrink metric the
 # rules read is one thpshrinkd exports (controller/daemon/metrics.c).

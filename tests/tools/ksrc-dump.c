@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ksrc-dump: runs the scanner source (to find the cgroups of the scanned processes), then the
  * kernel sources vmstat and debugfs, and prints what they filled in, for the host and VM
  * tests of those sources (the user-facing CLI is `thpshrink report`).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* scan-dump: runs the scanner source once and prints what it found, for the scanner's own
  * integration test and benchmark (the user-facing CLI is `thpshrink report`).
  *

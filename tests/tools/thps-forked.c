@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thps-forked: N THPs shared by a parent and its forked child (both PMD-map the same THPs
  * until one writes), for the scanner's deduplication test.
  *

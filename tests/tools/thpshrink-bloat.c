@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink-bloat: a THP workload with a chosen utilization mix, for tests and demos.
  *
  *   thpshrink-bloat --mix U:N[,U:N...] [--partial M:N] [--folio-size SIZE] [--ready-file F]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink-hop: one THP in each of N new cgroups, from one process, for the VM's test of many
  * cgroups (tests/vm/scenarios/55-trust.sh).
  *

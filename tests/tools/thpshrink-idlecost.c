@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink-idlecost [THPS]: does this kernel offer idle page tracking
  * (/sys/kernel/mm/page_idle/bitmap), does it behave as the scan memo needs on anonymous THPs,
  * and what does one idle check cost next to a full read of the THP?

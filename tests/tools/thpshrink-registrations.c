@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink-registrations: drives the daemon-side registrations library from a shell, so the
  * VM test can check it against a real runtime and kernel (and the daemon author can see the
  * API used end to end).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink-secret: a process whose THPs hold a secret, and processes that change under a scan.
  *
  *   thpshrink-secret [--thps N] [--ready-file F]         < SECRET

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink-split-reuse: drives the split actuator with ranges recorded earlier, for the VM's
  * pid-reuse test (tests/vm/scenarios/50-faults.sh).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink-thpcheck PID START END: for each THP-sized chunk of [START, END) of process PID, says
  * whether it is still one transparent huge page and how many of its subpages hold data.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the actuators' decisions against fake /proc, /sys, cgroup and debugfs trees in
  * a temp dir: the amount asked, refusals with their reason, the split re-check (a THP that
  * filled up, changed process or moved is never split), and the max_ptes_none save/restore.
@@ -15,6 +16,7 @@
 #include "actuator.h"
 #include "kernel/kernel.h"
 #include "fileio.h"
+#include "test-main.h"
 
 static char root[64];
 static struct thps_ctx ctx;
@@ -400,12 +402,10 @@ START_TEST(test_max_ptes_none_set_restore)
 }
 END_TEST
 
-int main(void)
+static Suite *actuators_suite(void)
 {
 	Suite *s = suite_create("actuators");
 	TCase *tc = tcase_create("actuators");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_amount);
@@ -420,9 +420,7 @@ int main(void)
 	tcase_add_test(tc, test_observe_changes_nothing);
 	tcase_add_test(tc, test_max_ptes_none_set_restore);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+THPS_TEST_MAIN(actuators_suite)

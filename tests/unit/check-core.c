@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the core: histogram math at every bucket edge, geometry, file helpers, the
  * text sanitizer every output shares. */
 #include <check.h>
@@ -13,6 +14,7 @@
 #include "scan.h"
 #include "text.h"
 #include "thp.h"
+#include "test-main.h"
 
 START_TEST(test_bucket_edges)
 {
@@ -256,13 +258,4 @@ static Suite *core_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(core_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(core_suite)

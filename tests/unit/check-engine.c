@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the decision engine on in-memory histories (time is passed in), and of the
  * memory.pressure parser. */
 #include <check.h>
@@ -8,9 +9,9 @@
 #include "engine.h"
 #include "psi.h"
 #include "units.h"
+#include "test-main.h"
 
 #define SEC 1000000ULL
-#define MIB (1ULL << 20)
 
 static struct thps_engine *eng;
 
@@ -506,13 +507,4 @@ static Suite *engine_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(engine_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(engine_suite)

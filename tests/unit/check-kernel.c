@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the kernel probe and the kernel sources on committed fake trees
  * (tests/fixtures/kernel/{k612,k61,rfc,v1host}): findings and derived booleans per kernel
  * kind, the RFC thp_utilization parser on the seed sample and on broken inputs, vmstat and
@@ -16,6 +17,7 @@
 #include "macro.h"
 #include "probe.h"
 #include "scan.h"
+#include "test-main.h"
 
 static void ctx_for(struct thps_ctx *ctx, const char *tree)
 {
@@ -669,13 +671,4 @@ static Suite *kernel_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(kernel_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(kernel_suite)

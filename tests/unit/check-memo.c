@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scan memo (plugins/scanner/memo.h) on real THPs of this process, scanned with the real
  * scanner over the real /proc (root: pagemap PFNs and kpageflags): the second pass reads only
  * the candidates and gives the same histogram; a THP filled in place shows at the next pass;
@@ -17,6 +18,7 @@
 #include "scan.h"
 #include "scanner.h"
 #include "thp.h"
+#include "test-main.h"
 
 #define N_LOW 8
 #define N_FULL 8
@@ -200,20 +202,16 @@ START_TEST(test_memo_table)
 }
 END_TEST
 
-int main(void)
+static Suite *memo_suite(void)
 {
 	Suite *s = suite_create("memo");
 	TCase *tc = tcase_create("memo");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_memo_table);
 	tcase_add_test(tc, test_memo_real_thps);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+THPS_TEST_MAIN(memo_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The Prometheus formatter against golden text, label escaping, bounded output, and the
  * proc connector parser (well-formed, truncated and foreign messages). */
 #include <check.h>
@@ -17,6 +18,7 @@
 #include "scan.h"
 #include "text.h"
 #include "thp.h"
+#include "test-main.h"
 
 #include <sys/socket.h>
 
@@ -428,13 +430,4 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the OCI hook's pure logic and of the registration files. */
 #include <check.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include "proc.h"
 #include "registrations.h"
 #include "valid.h"
+#include "test-main.h"
 
 #define S(x) x, strlen(x)
 
@@ -477,13 +479,4 @@ static Suite *oci_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(oci_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(oci_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the scanner's cheap pass (folios.h): which folio sizes the kernel may create,
  * read from a fake sysfs tree, and collect() over a generated fake /proc holding a partly
  * mapped THP, a partly mapped 64 KiB mTHP, a misaligned partly mapped THP (the stated
@@ -15,6 +16,7 @@
 #include "macro.h"
 #include "scan.h"
 #include "scanner.h"
+#include "test-main.h"
 
 #define NPFN 4096
 #define PRESENT (UINT64_C(1) << 63)
@@ -237,13 +239,4 @@ static Suite *perf_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(perf_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(perf_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of policy files: parsing into the IR, every error class with its exact
  * file:line:col + JSON path message, matching specificity, all-or-nothing directory loading,
  * the owner check, and hostile input. */
@@ -14,6 +15,7 @@
 #include "pjson.h"
 #include "policy.h"
 #include "units.h"
+#include "test-main.h"
 
 /* Parses text as file "t.json"; returns the parse result, errors in *errs. */
 static int parse(const char *text, struct thps_policy_set **set, struct thps_policy_errors *errs)
@@ -751,13 +753,4 @@ static Suite *policy_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(policy_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(policy_suite)

@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the split/re-collapse detection (controller/recollapse.c). */
 #include <check.h>
 #include <stdlib.h>
 
 #include "recollapse.h"
+#include "test-main.h"
 
 #define INO 77
 #define THP (2ULL << 20)
@@ -86,13 +88,4 @@ static Suite *recollapse_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(recollapse_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(recollapse_suite)

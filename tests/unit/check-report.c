@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the report formatters: hand-built scans against golden files under
  * tests/fixtures/report/ (byte-exact). `make update-report-goldens` rewrites them. */
 #include <check.h>
@@ -12,6 +13,7 @@
 #include "scan.h"
 #include "thp.h"
 #include "units.h"
+#include "test-main.h"
 
 #ifndef FIXTURE_DIR
 #error FIXTURE_DIR must name tests/fixtures/report
@@ -494,13 +496,4 @@ static Suite *report_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(report_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(report_suite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the scanner: pagemap/kpageflags/maps decoding and the whole collect() over
  * the committed fake /proc tree (tests/fixtures/scanner, see make-fixtures.py), cgroup
  * discovery on a temp tree, the zero check against its scalar reference, the PFN set. */
@@ -20,6 +21,7 @@
 #include "folios.h"
 #include "scanner.h"
 #include "zero.h"
+#include "test-main.h"
 
 #define FIX_PROC SCANNER_FIXTURES "/proc"
 
@@ -734,13 +736,4 @@ static Suite *scanner_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(scanner_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+THPS_TEST_MAIN(scanner_suite)

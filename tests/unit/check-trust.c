@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fault and trust tests on fake trees: memory.reclaim answering each errno the kernel can give
  * (injected for real by a seccomp filter in a child, so the actuator's own write sees it), a
  * missing /proc/kpageflags, and the refusal of policy, registration and state files that
@@ -21,6 +22,7 @@
 #include "policy.h"
 #include "registrations.h"
 #include "scanner/kpageflags.h"
+#include "test-main.h"
 
 static char root[64];
 static struct thps_ctx ctx;
@@ -364,18 +366,5 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	if (geteuid() != 0) {
-		printf("SKIP: the refusal tests chown files to another uid: run as root\n");
-		srunner_free(sr);
-		return 77;
-	}
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+THPS_TEST_MAIN_SKIP_IF(suite, geteuid() != 0,
+		       "the refusal tests chown files to another uid: run as root")

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # check-exports.sh LOG DIR: the files scenarios sent with vm_export (lines "THPS-FILE NAME
 # BASE64" in the console LOG) are rebuilt in DIR and checked with the host's tools, by the
 # extension of NAME: .prom with `promtool check metrics` (what a Prometheus server accepts),

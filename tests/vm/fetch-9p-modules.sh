@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fetch-9p-modules.sh KERNEL: the 9p modules (netfs, 9pnet, 9pnet_virtio, 9p) of a cached VM
 # kernel (fetch-kernel.sh keeps only the image), decompressed into
 # $THPSHRINK_VM_CACHE/KERNEL/modules-9p/; prints that directory. They let a guest mount the host's

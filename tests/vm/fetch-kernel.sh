@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fetch-kernel.sh KERNEL: makes a Debian kernel image available for the VM tests and prints
 # the path of its bzImage on stdout.
 #   k612  Debian trixie's 6.12 (linux-image-amd64's dependency), through a private apt state:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # /init of the thpshrink VM initramfs (busybox). Mounts the kernel filesystems, cgroup2 with the
 # memory controller enabled for the root's children, debugfs; then runs every
 # /scenarios/NN-*.sh in order, each in its own shell with THPS_KERNEL set, restores the THP

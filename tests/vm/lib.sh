@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # lib.sh: helpers for the VM scenarios (tests/vm/scenarios/NN-name.sh), sourced by the guest.
 #
 # A scenario is a busybox sh script run once per boot, in order, with these set:

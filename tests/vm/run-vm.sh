@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-vm.sh KERNEL: boots KERNEL (k612 | k61 | rfc) under qemu TCG with an initramfs holding
 # busybox, the project's built programs, the tools of tests/tools, lib.sh and every
 # scenarios/NN-*.sh; the guest runs each scenario and prints "RESULT PASS|FAIL|SKIP name details"

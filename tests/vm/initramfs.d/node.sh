@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced by run-vm.sh (S, KERNEL, here, srcdir, builddir, outdir, copy_with_libs): what
 # scenarios/70-node.sh needs, only when it is part of this boot and the kernel is not k61 or rfc
 # (it skips there): the services' sources (tests/vm/node/), the Java service compiled with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced by run-vm.sh: puts Debian's redis-server, redis-cli and redis-benchmark (packages
 # redis-server, redis-tools) into the initramfs with their libraries, for scenarios/60-redis.sh.
 # Without them the scenario says SKIP and why. redis-server is a symlink to redis-check-rdb and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 00-kernel: what the booted kernel offers, and the generator and checker work in the guest.
 vm_check cgroup2-memory "controllers=$(cat $CG_ROOT/cgroup.subtree_control)" grep -qw memory $CG_ROOT/cgroup.subtree_control
 vm_check debugfs-split "split_huge_pages present" [ -e /sys/kernel/debug/split_huge_pages ]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 10-probe: `thpshrink probe --json` tells what each kernel can do, and says so where it cannot;
 # on the RFC kernel the debugfs thp_utilization parser sees a low-utilization workload.
 # --write-test decides memory.reclaim's swappiness= key by a write that asks for 0 bytes.

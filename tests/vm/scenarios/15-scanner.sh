@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 15-scanner: the userspace scanner on a real kernel with cgroup v2: exact histograms per
 # cgroup, partly mapped THPs, the cgroup filter, and the method (PAGEMAP_SCAN on >= 6.7,
 # plain pagemap reads on 6.1). Uses tests/tools/scan-dump (the scanner source, no CLI).

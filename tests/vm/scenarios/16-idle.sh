@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 16-idle: idle page tracking (/sys/kernel/mm/page_idle/bitmap), which a scan memo could use to
 # skip re-reading folios nobody touched since its last read. thpshrink does not use it: no Debian
 # kernel (6.1, 6.12, 7.3) nor the RFC kernel builds CONFIG_IDLE_PAGE_TRACKING. Reports whether this

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 20-reclaim: `thpshrink reclaim --method reclaim` on a cgroup with a bimodal THP mix (most THPs
 # almost empty, the rest full), next to a sibling cgroup with only full THPs.
 #  k612: the underused-THP shrinker needs max_ptes_none < 511 BEFORE the THPs fault in (a THP

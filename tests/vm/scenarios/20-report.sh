@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 20-report: `thpshrink report` on a real kernel with cgroup v2: the exact table of a known mix
 # in its cgroup, memory.current/anon_thp from the vmstat source, partly mapped THPs, the
 # kernel's own histogram beside the total on the RFC kernel (null elsewhere), and the sources

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 30-daemon: thpshrinkd on a real kernel. Two cgroups with different policies: "thps-enf"
 # (enforce, reclaim) and "thps-obs" (observe). The workload in thps-enf grows its low-util
 # THPs; within two scan intervals the daemon gives back >= 95 % of that waste while the data

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 30-split: `thpshrink reclaim --method split` splits exactly the almost-empty THPs of one cgroup
 # through debugfs, next to a sibling cgroup with only full THPs.
 #  k612: a split remaps the zero subpages to the shared zero page: the waste comes back.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 35-recollapse: thpshrinkd splits a cgroup's low-util THPs (policy action "split"); with
 # khugepaged/max_ptes_none 511 and a fast khugepaged, khugepaged rebuilds them. The daemon
 # must count the cycle (thpshrink_recollapsed_thps_total > 0), log the max_ptes_none advice,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 36-split-partial: a split policy gives back partially mapped THPs too. A workload with 4 full
 # THPs and 16 THPs of which only 64 subpages stay mapped (the rest MADV_DONTNEED: the folios
 # stay charged) has no low-util THP to split, only 16 x 448 unmapped subpages (28 MiB). The

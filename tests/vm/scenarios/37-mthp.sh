@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 37-mthp: anonymous folios smaller than a PMD THP (mTHP, Linux 6.8+: hugepages-<N>kB).
 #  1. 64 KiB only (PMD size never): 1,024 folios with 1 of 16 subpages written (60 MiB of
 #     zeros planted) and 64 full ones, beside a sibling cgroup of 64 full 64 KiB folios.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 40-dry-run: `thpshrink reclaim --dry-run` (both methods) reports what it would do and changes
 # nothing: memory.current, the THPs and the kernel's split counters stay as they were.
 cg=$(vm_cgroup_new dry-work)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 40-oci: a real OCI runtime (crun, from Debian) runs a busybox container whose config.json
 # names thpshrink-oci-hook for createRuntime, poststart and poststop. The registration must
 # appear with the container's real cgroup and go away on delete; thpshrinkd must apply the

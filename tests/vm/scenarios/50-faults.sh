@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 50-faults: faults on a real kernel.
 #  pid-reuse: the split actuator gets the low-util THP ranges a scan recorded for process A;
 #    A exits and B is started with A's pid (ns_last_pid) in the same cgroup with the same mix:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 55-trust: thpshrinkd against what any user with a delegated cgroup subtree controls: the
 # names of cgroups and how many there are (issue 11), on a real kernel's cgroup v2.
 #  hostile: a cgroup named evil<FF><FE>"\}{ holds THPs. /metrics, the --textfile and status.json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 60-redis: a real workload. Redis (Debian's redis-server, jemalloc) with THP always, filled with
 # N values of 4,000 bytes and thinned out by 80 %, wastes memory in two ways:
 #   1. partially mapped THPs: jemalloc MADV_DONTNEEDs freed runs inside THPs; the folios stay

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 70-node: a node, not a benchmark. Six real services at once, one memory cgroup each
 # (/system.slice/NAME.service), each with its own load generator (in /loadgen.slice) and a data
 # check, run three times in the same boot, one configuration after another:
