@@ -369,7 +369,7 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 		r = a->act(ctx, &req, &res);
 	else
 		r = 0;
-	if (!d->action != DGLUE_ACT_OBSERVE) {
+	if (d->action == DGLUE_ACT_OBSERVE) {
 		/* Nothing was asked of the kernel; an unreadable memory.current (cgroup v1) only
 		 * costs the dry run its snapshot. */
 		snprintf(ret->note, sizeof(ret->note), "%s", r < 0 ? "dry run" : res.note);
