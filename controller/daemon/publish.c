@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What a pass publishes: the metrics text (HTTP and textfile), status.json (also the
+ * heartbeat) and sd_notify STATUS. Everything the HTTP thread sees is a finished copy. */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+
+#include "fileio.h"
+#include "log.h"
+#include "manager-internal.h"
+#include "text.h"
+#include "thp.h"
+
+#define METRICS_MAX (64u << 20)
+
+/* A JSON string from a name a user may have picked (text.h): status.json stays valid JSON and
+ * names a cgroup exactly as /metrics does. */
+static json_object *json_name(const char *s)
+{
+	char clean[THPS_TEXT_MAX + 1];
+
+	if (thps_text_sanitize(s, THPS_TEXT_MAX, clean, sizeof(clean)) < 0)
+		clean[0] = '\0';
+	return json_object_new_string(clean);
+}
+
+/* What the last pass read and what it carried from the memo: 'thpshrink explain' prints it. */
+static json_object *status_scan(const struct manager *m)
+{
+	const struct thps_scan_summary *s = &m->scan.summary;
+	struct scan_memo_figures mf;
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	scan_memo_figures(m->memo, &mf);
+	json_object_object_add(o, "folios", json_object_new_int64((int64_t)s->thps_scanned));
+	json_object_object_add(o, "folios_read", json_object_new_int64((int64_t)s->folios_read));
+	json_object_object_add(o, "folios_refreshed", json_object_new_int64((int64_t)s->folios_refreshed));
+	json_object_object_add(o, "folios_memo", json_object_new_int64((int64_t)s->folios_memo));
+	json_object_object_add(o, "read_bytes", json_object_new_int64((int64_t)s->bytes_read));
+	json_object_object_add(o, "cpu_seconds", json_object_new_double(s->cpu_ns / 1e9));
+	json_object_object_add(o, "memo", json_object_new_boolean(mf.enabled));
+	if (mf.enabled) {
+		json_object_object_add(o, "memo_entries", json_object_new_int64((int64_t)mf.entries));
+		json_object_object_add(o, "memo_bytes", json_object_new_int64((int64_t)mf.bytes));
+		json_object_object_add(o, "refresh_folios_per_pass", json_object_new_int64((int64_t)mf.refresh_folios));
+		json_object_object_add(o, "refresh_cost_us", json_object_new_double(mf.refresh_cost_us));
+		json_object_object_add(o, "full_refresh_seconds", json_object_new_double(mf.full_refresh_seconds));
+	}
+	return o;
+}
+
+static int write_status(struct manager *m)
+{
+	_cleanup_free_ char *dup = NULL;
+	json_object *root = json_object_new_object(), *arr = json_object_new_array();
+	char path[PATH_MAX];
+	const char *text;
+	int r;
+
+	if (!root || !arr) {
+		json_object_put(root);
+		json_object_put(arr);
+		return -ENOMEM;
+	}
+	json_object_object_add(root, "version", json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(root, "time", json_object_new_int64((int64_t)m->last_scan_ts));
+	json_object_object_add(root, "dry_run", json_object_new_boolean(m->observe_only));
+	if (m->caps.why[0])
+		json_object_object_add(root, "observe_only_reason", json_name(m->caps.why));
+	json_object_object_add(root, "scan", status_scan(m));
+	json_object_object_add(root, "cgroups", arr);
+	for (size_t i = 0; i < m->n_rec; i++) {
+		const struct crecord *c = &m->rec[i];
+		const struct thps_cgroup_stats *s = thps_scan_find_path(&m->scan, c->path);
+		json_object *e = json_object_new_object();
+
+		if (!e)
+			continue;
+		json_object_object_add(e, "cgroup", json_name(c->path));
+		if (s)
+			json_object_object_add(e, "inode", json_object_new_int64((int64_t)s->ino));
+		json_object_object_add(e, "policy", json_name(c->last.policy));
+		json_object_object_add(e, "rule", json_name(c->last.rule));
+		json_object_object_add(e, "action", json_name(dglue_action_name(c->last.action)));
+		json_object_object_add(e, "reason", json_name(c->last.reason));
+		json_object_object_add(e, "time", json_object_new_int64(c->last_time));
+		json_object_object_add(e, "requested_bytes", json_object_new_int64(c->last_result.requested));
+		json_object_object_add(e, "given_back_bytes", json_object_new_int64(c->last_result.given_back));
+		json_object_object_add(e, "recollapsed_thps", json_object_new_int64(c->recollapsed));
+		if (s) {
+			json_object_object_add(e, "thps", json_object_new_int64(thps_hist_thps(&s->hist)));
+			json_object_object_add(e, "lowutil_thps", json_object_new_int64(c->last.lowutil_thps));
+			json_object_object_add(e, "waste_bytes", json_object_new_int64(c->last.waste_bytes));
+			json_object_object_add(e, "partially_mapped_bytes",
+					       json_object_new_int64(s->partial_unmapped_bytes));
+		}
+		json_object_array_add(arr, e);
+	}
+	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+	dup = text ? strdup(text) : NULL;
+	json_object_put(root);
+	if (!dup)
+		return -ENOMEM;
+	r = thps_path(path, sizeof(path), m->o.state_dir, "status.json");
+	if (r < 0)
+		return r;
+	(void)mkdir(m->o.state_dir, 0755);
+	return write_file_atomic(path, dup, strlen(dup), 0644);
+}
+
+/* Writes status.json, logging a failure. Each write is also the heartbeat 'thpshrink probe
+ * --daemon-alive' reads (the file's mtime): after a pass, when a pass is deferred, and every
+ * THPS_HEARTBEAT_SEC while a long pass is on the scan thread. */
+void heartbeat(struct manager *m)
+{
+	int r = write_status(m);
+
+	if (r < 0)
+		log_warning_errno(r, "Failed to write '%s/status.json', ignoring: %m", m->o.state_dir);
+}
+
+int publish(struct manager *m)
+{
+	struct thps_metrics_action *acts = NULL;
+	struct thps_metrics_container *ctrs = NULL;
+	_cleanup_free_ struct thps_metrics_cgroup_count *rcs = NULL;
+	size_t n_rcs = 0;
+	struct thps_metrics_flag flags[16];
+	struct scan_memo_figures mf;
+	_cleanup_free_ char *text = NULL;
+	size_t n_acts = 0;
+	int len, r = 0;
+
+	acts = calloc(m->n_rec * DGLUE_N_ACTING + 1, sizeof(*acts));
+	if (!acts)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_rec; i++)
+		for (size_t a = 0; a < DGLUE_N_ACTING; a++)
+			if (m->rec[i].act[a].count) {
+				acts[n_acts] = m->rec[i].act[a];
+				acts[n_acts++].cgroup = m->rec[i].path;
+			}
+	rcs = calloc(m->n_rec + 1, sizeof(*rcs));
+	if (!rcs) {
+		free(acts);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->n_rec; i++)
+		if (m->rec[i].recollapsed)
+			rcs[n_rcs++] = (struct thps_metrics_cgroup_count){ m->rec[i].path, m->rec[i].recollapsed };
+	/* From the registrations in force now: a container's series leaves with its file. */
+	ctrs = calloc(m->regs.n + 1, sizeof(*ctrs));
+	if (!ctrs) {
+		free(acts);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->regs.n; i++) {
+		const struct thps_registration *g = &m->regs.items[i];
+		const struct crecord *rec = record_find(m, g->cgroup);
+
+		ctrs[i] = (struct thps_metrics_container){ .cgroup = g->cgroup, .id = g->id,
+							   .policy = rec ? rec->last.policy : "" };
+	}
+
+	struct thps_metrics_input in = {
+		.version = PACKAGE_VERSION,
+		.scan = m->have_scan ? &m->scan : NULL,
+		.scans_total = m->scans,
+		.scan_errors_total = m->scan_errors,
+		.last_scan_timestamp = m->last_scan_ts,
+		.policies_loaded = dglue_policies_count(m->policies),
+		.policy_load_errors_total = m->policy_errors,
+		.policy_last_load_ok = m->policy_last_ok,
+		.actions = acts,
+		.n_actions = n_acts,
+		.decisions = m->decisions,
+		.n_decisions = m->n_decisions,
+		.recollapsed = rcs,
+		.n_recollapsed = n_rcs,
+		.containers = ctrs,
+		.n_containers = m->regs.n,
+		.capabilities = flags,
+		.n_capabilities = dglue_caps_flags(&m->caps, flags, ELEMENTSOF(flags)),
+		.dry_run = m->observe_only,
+		.proc_events_total = m->proc_events,
+		.proc_event_overflows_total = m->proc_overflows,
+		.max_cgroups = m->o.metrics_max_cgroups,
+	};
+	scan_memo_figures(m->memo, &mf);
+	in.memo_enabled = mf.enabled;
+	in.memo_entries = mf.entries;
+	in.memo_bytes = mf.bytes;
+	in.memo_full_refresh_seconds = mf.full_refresh_seconds;
+	len = thps_metrics_format_alloc(&in, METRICS_MAX, &text);
+	free(acts);
+	free(ctrs);
+	/* status.json does not depend on the exposition: 'thpshrink explain' and the liveness
+	 * check read it whatever happened to the metrics. */
+	heartbeat(m);
+	if (len < 0)
+		return log_error_errno(len, "Failed to format the metrics, serving the previous pass: %m");
+	if (m->http) {
+		r = http_server_publish(m->http, text, len);
+		if (r < 0)
+			log_warning_errno(r, "Failed to publish the metrics, serving the previous pass: %m");
+	}
+	if (m->o.textfile) {
+		r = write_file_atomic(m->o.textfile, text, len, 0644);
+		if (r < 0)
+			log_warning_errno(r, "Failed to write the textfile '%s', ignoring: %m", m->o.textfile);
+	}
+	return 0;
+}
+
+void notify_status(struct manager *m)
+{
+	const struct thps_cgroup_stats *t = &m->scan.total;
+
+	sd_notifyf(0, "STATUS=%zu cgroups, %" PRIu64 " THPs, waste %.1f MiB, last action: %s",
+		   m->scan.n_cgroups, thps_hist_thps(&t->hist),
+		   (t->waste_bytes + t->partial_unmapped_bytes) / 1048576.0,
+		   m->last_action[0] ? m->last_action : "none");
+}

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the daemon's pass (pass.c, publish.c) without a loop or a scan thread: a
+ * manager from manager_alloc() over a fake cgroupfs tree in a temp dir, a scan filled by hand,
+ * then pass_decide(). Checks the records per cgroup, that observe asks the kernel nothing,
+ * that an enforced reclaim writes memory.reclaim and is counted, and status.json. */
+#include <check.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "manager-internal.h"
+#include "thp.h"
+#include "test-main.h"
+
+static char root[64];
+static struct manager *m;
+
+static void path_of(char *buf, size_t size, const char *rel)
+{
+	ck_assert_int_lt(snprintf(buf, size, "%s/%s", root, rel), (int)size);
+}
+
+static void mkdirs(const char *rel)
+{
+	char path[PATH_MAX];
+
+	path_of(path, sizeof(path), rel);
+	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+}
+
+static void put(const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	path_of(path, sizeof(path), rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *get(const char *rel)
+{
+	char path[PATH_MAX];
+	char *text = NULL;
+
+	path_of(path, sizeof(path), rel);
+	ck_assert_int_ge(read_file_bounded(path, 1 << 20, &text, NULL), 0);
+	return text;
+}
+
+/* A cgroup v2 leaf with 64 MiB charged and an empty memory.reclaim. */
+static void fake_cgroup(const char *name)
+{
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "cg/%s", name);
+	mkdirs(rel);
+	snprintf(rel, sizeof(rel), "cg/%s/memory.current", name);
+	put(rel, "67108864\n");
+	snprintf(rel, sizeof(rel), "cg/%s/memory.stat", name);
+	put(rel, "anon 67108864\nanon_thp 67108864\n");
+	snprintf(rel, sizeof(rel), "cg/%s/memory.reclaim", name);
+	put(rel, "");
+}
+
+/* One policy for every cgroup: mode (enforce|observe), reclaim once 2 MiB are low-util. */
+static void load_policy(const char *mode)
+{
+	char dir[PATH_MAX], text[512], err[512];
+
+	snprintf(text, sizeof(text),
+		 "{\"policies\": [{\"name\": \"t\", \"match\": {\"cgroup\": \"/*\"}, \"mode\": \"%s\", "
+		 "\"trigger\": {\"min_waste\": \"2M\"}, \"action\": \"reclaim\"}]}\n",
+		 mode);
+	mkdirs("policies");
+	put("policies/t.json", text);
+	path_of(dir, sizeof(dir), "policies");
+	dglue_policies_free(m->policies);
+	m->policies = NULL;
+	ck_assert_msg(dglue_policies_load(dir, &m->policies, err, sizeof(err)) == 1, "%s", err);
+}
+
+/* A fresh scan holding the named cgroups (NULL-terminated), each with four empty THPs: 8 MiB
+ * of low-util waste. */
+static void set_scan(const char *const *paths)
+{
+	thps_scan_free(&m->scan);
+	thps_scan_init(&m->scan, &m->geom);
+	for (size_t i = 0; paths[i]; i++) {
+		struct thps_cgroup_stats *c = thps_scan_cgroup(&m->scan, 100 + i, paths[i]);
+
+		ck_assert_ptr_nonnull(c);
+		for (int k = 0; k < 4; k++)
+			thps_hist_add(&c->hist, &m->geom, 0);
+		c->have_memstat = true;
+		c->memory_current = 67108864;
+		c->anon_thp_bytes = 8u << 20;
+	}
+	thps_scan_finish(&m->scan, 0);
+	m->have_scan = true;
+}
+
+static uint64_t decisions_named(const char *name)
+{
+	for (size_t i = 0; i < m->n_decisions; i++)
+		if (!strcmp(m->decisions[i].name, name))
+			return m->decisions[i].value;
+	return 0;
+}
+
+static void setup(void)
+{
+	struct thps_ctx ctx;
+	struct manager_options o = { .state_dir = NULL, .interval_usec = 60000000, .exact_scan = true };
+	static char state[PATH_MAX];
+
+	snprintf(root, sizeof(root), "/tmp/check-daemon.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	thps_ctx_init_tree(&ctx, root, "cg");
+	ctx.cgroup_version = 2;
+	mkdirs("cg");
+	/* What the reclaim actuator snapshots around its write. */
+	mkdirs("proc");
+	put("proc/vmstat", "nr_free_pages 1\nthp_split_page 7\nthp_underused_split_page 3\n");
+	mkdirs("sys/kernel/mm/transparent_hugepage/khugepaged");
+	put("sys/kernel/mm/transparent_hugepage/shrink_underused", "1\n");
+	put("sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_none", "409\n");
+	path_of(state, sizeof(state), "state");
+	o.state_dir = state;
+	ck_assert_int_eq(manager_alloc(&ctx, &o, &m), 0);
+	thps_geometry_default(&m->geom);
+	thps_scan_init(&m->scan, &m->geom);
+	ck_assert_int_eq(dglue_engine_new(0, &m->engine), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	manager_free(m);
+	m = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_records_follow_cgroup_dirs)
+{
+	const char *both[] = { "/a", "/b", NULL }, *none[] = { NULL };
+	char cmd[PATH_MAX + 16];
+
+	fake_cgroup("a");
+	fake_cgroup("b");
+	load_policy("observe");
+	set_scan(both);
+	pass_decide(m, 1000);
+	ck_assert_uint_eq(m->n_rec, 2);
+	ck_assert_ptr_nonnull(record_find(m, "/a"));
+	ck_assert_ptr_nonnull(record_find(m, "/b"));
+	ck_assert_uint_eq(record_find(m, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
+
+	/* Without THPs this pass, a cgroup keeps its record (and counters) while its dir exists. */
+	set_scan(none);
+	pass_decide(m, 1001);
+	ck_assert_uint_eq(m->n_rec, 2);
+	ck_assert_uint_eq(record_find(m, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
+	ck_assert_int_eq(record_find(m, "/b")->last_time, 1000);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/cg/b", root);
+	ck_assert_int_eq(system(cmd), 0);
+	pass_decide(m, 1002);
+	ck_assert_uint_eq(m->n_rec, 1);
+	ck_assert_ptr_nonnull(record_find(m, "/a"));
+	ck_assert_ptr_null(record_find(m, "/b"));
+}
+END_TEST
+
+START_TEST(test_observe_asks_kernel_nothing)
+{
+	const char *one[] = { "/work", NULL };
+	const struct crecord *rec;
+	_cleanup_free_ char *reclaim = NULL;
+
+	fake_cgroup("work");
+	load_policy("enforce");
+	m->observe_only = true; /* --dry-run, or a kernel without memory.reclaim */
+	set_scan(one);
+	pass_decide(m, 1000);
+	rec = record_find(m, "/work");
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_int_eq(rec->last.action, DGLUE_ACT_OBSERVE);
+	ck_assert(rec->last.dry);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_OBSERVE].count, 1);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].count, 0);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_OBSERVE].bytes_given_back, 0);
+	ck_assert_uint_eq(decisions_named("observe_only"), 1);
+	ck_assert_str_eq(m->last_action, "");
+	reclaim = get("cg/work/memory.reclaim");
+	ck_assert_str_eq(reclaim, "");
+}
+END_TEST
+
+START_TEST(test_enforce_reclaim_writes_and_counts)
+{
+	const char *one[] = { "/work", NULL };
+	const struct crecord *rec;
+	_cleanup_free_ char *reclaim = NULL;
+
+	fake_cgroup("work");
+	load_policy("enforce");
+	set_scan(one);
+	pass_decide(m, 1000);
+	rec = record_find(m, "/work");
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_int_eq(rec->last.action, DGLUE_ACT_RECLAIM);
+	ck_assert(!rec->last.dry);
+	ck_assert_str_eq(rec->last.rule, "min_waste");
+	ck_assert_uint_eq(decisions_named("min_waste"), 1);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].count, 1);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].failures, 0);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_OBSERVE].count, 0);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].bytes_requested, 8u << 20); /* the waste of four empty THPs */
+	/* What memory.reclaim got is what the record counts as requested. */
+	reclaim = get("cg/work/memory.reclaim");
+	ck_assert_uint_eq(strtoull(reclaim, NULL, 10), rec->act[DGLUE_ACT_RECLAIM].bytes_requested);
+	ck_assert_uint_eq(rec->last_result.requested, rec->act[DGLUE_ACT_RECLAIM].bytes_requested);
+	/* The fake memory.current does not move: nothing was given back. */
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].bytes_given_back, 0);
+	ck_assert_str_eq(m->last_action, "reclaim /work 0.0 MiB");
+}
+END_TEST
+
+START_TEST(test_status_json_one_cgroup)
+{
+	const char *one[] = { "/work", NULL };
+	_cleanup_free_ char *text = NULL;
+	const struct crecord *rec;
+	json_object *root_j, *arr, *e, *v;
+
+	fake_cgroup("work");
+	load_policy("enforce");
+	set_scan(one);
+	pass_decide(m, 1234);
+	rec = record_find(m, "/work");
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_int_eq(publish(m), 0);
+	text = get("state/status.json");
+	root_j = json_tokener_parse(text);
+	ck_assert_ptr_nonnull(root_j);
+	ck_assert(json_object_object_get_ex(root_j, "dry_run", &v));
+	ck_assert(!json_object_get_boolean(v));
+	ck_assert(json_object_object_get_ex(root_j, "cgroups", &arr));
+	ck_assert_uint_eq(json_object_array_length(arr), 1);
+	e = json_object_array_get_idx(arr, 0);
+	ck_assert(json_object_object_get_ex(e, "cgroup", &v));
+	ck_assert_str_eq(json_object_get_string(v), "/work");
+	ck_assert(json_object_object_get_ex(e, "inode", &v));
+	ck_assert_int_eq(json_object_get_int64(v), 100);
+	ck_assert(json_object_object_get_ex(e, "policy", &v));
+	ck_assert_str_eq(json_object_get_string(v), "t");
+	ck_assert(json_object_object_get_ex(e, "rule", &v));
+	ck_assert_str_eq(json_object_get_string(v), "min_waste");
+	ck_assert(json_object_object_get_ex(e, "action", &v));
+	ck_assert_str_eq(json_object_get_string(v), "reclaim");
+	ck_assert(json_object_object_get_ex(e, "time", &v));
+	ck_assert_int_eq(json_object_get_int64(v), 1234);
+	ck_assert(json_object_object_get_ex(e, "requested_bytes", &v));
+	ck_assert_int_eq(json_object_get_int64(v), (int64_t)rec->last_result.requested);
+	ck_assert(json_object_object_get_ex(e, "thps", &v));
+	ck_assert_int_eq(json_object_get_int64(v), 4);
+	ck_assert(json_object_object_get_ex(e, "lowutil_thps", &v));
+	ck_assert_int_eq(json_object_get_int64(v), 4);
+	ck_assert(json_object_object_get_ex(e, "waste_bytes", &v));
+	ck_assert_int_eq(json_object_get_int64(v), 8 << 20);
+	ck_assert(json_object_object_get_ex(e, "recollapsed_thps", &v));
+	ck_assert_int_eq(json_object_get_int64(v), 0);
+	json_object_put(root_j);
+}
+END_TEST
+
+static Suite *daemon_suite(void)
+{
+	Suite *s = suite_create("daemon");
+	TCase *tc = tcase_create("pass");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_records_follow_cgroup_dirs);
+	tcase_add_test(tc, test_observe_asks_kernel_nothing);
+	tcase_add_test(tc, test_enforce_reclaim_writes_and_counts);
+	tcase_add_test(tc, test_status_json_one_cgroup);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+THPS_TEST_MAIN(daemon_suite)
