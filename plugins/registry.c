@@ -9,10 +9,10 @@ extern const struct thps_source_ops thps_source_debugfs;
 extern const struct thps_source_ops thps_source_vmstat;
 
 const struct thps_source_ops *const thps_sources[] = {
-	&thps_source_scanner,
-	&thps_source_debugfs,
-	&thps_source_vmstat,
-	NULL,
+    &thps_source_scanner,
+    &thps_source_debugfs,
+    &thps_source_vmstat,
+    NULL,
 };
 
 const struct thps_source_ops *thps_source_find(const char *name)

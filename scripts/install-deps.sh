@@ -3,7 +3,8 @@
 # install-deps.sh build|test — installs what thpshrink needs from Debian 12's packages.
 #   build: compiler, autotools and the libraries thpshrink links.
 #   test:  build + what the test suites use (Check, python3-jsonschema, qemu and busybox for
-#          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing;
+#          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing, clang-format
+#          for the layout test;
 #          debhelper, lintian, mmdebstrap, mandoc, podman for the package and image tests;
 #          the kubernetes-models npm package for the DaemonSet's schema test; memcached, golang,
 #          a JDK, Node.js and gnuplot for the node scenario 70-node).
@@ -12,7 +13,7 @@ what=${1:-build}
 BUILD="build-essential autoconf automake libtool pkg-config libcgroup-dev libjson-c-dev
        libmnl-dev libsystemd-dev libmicrohttpd-dev check scdoc"
 TEST="python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
-      prometheus crun redis-server redis-tools clang libclang-rt-14-dev valgrind curl
+      prometheus crun redis-server redis-tools clang libclang-rt-14-dev clang-format valgrind curl
       ca-certificates procps iproute2 kmod file debhelper lintian mmdebstrap mandoc podman
       catatonit memcached golang-go default-jdk-headless nodejs gnuplot-nox"
 case "$what" in

@@ -24,8 +24,8 @@ static const char *str(json_object *o, const char *key)
 	json_object *v;
 
 	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v)
-		       : "";
+		   ? json_object_get_string(v)
+		   : "";
 }
 
 static int64_t num(json_object *o, const char *key)
@@ -33,18 +33,18 @@ static int64_t num(json_object *o, const char *key)
 	json_object *v;
 
 	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int)
-		       ? json_object_get_int64(v)
-		       : -1;
+		   ? json_object_get_int64(v)
+		   : -1;
 }
 
 static double dbl(json_object *o, const char *key)
 {
 	json_object *v;
 
-	return json_object_object_get_ex(o, key, &v) &&
-		       (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))
-		       ? json_object_get_double(v)
-		       : -1;
+	return json_object_object_get_ex(o, key, &v) && (json_object_is_type(v, json_type_double) ||
+							 json_object_is_type(v, json_type_int))
+		   ? json_object_get_double(v)
+		   : -1;
 }
 
 /* The last pass as a whole: what it read and what it carried from the memo. */
@@ -52,25 +52,25 @@ static void print_scan(json_object *root)
 {
 	json_object *sc;
 
-	if (!json_object_object_get_ex(root, "scan", &sc) || !json_object_is_type(sc, json_type_object))
+	if (!json_object_object_get_ex(root, "scan", &sc) ||
+	    !json_object_is_type(sc, json_type_object))
 		return;
-	printf("last pass read:    %" PRId64 " of %" PRId64 " THPs whole, %" PRId64 " refreshed, %" PRId64
-	       " carried from the memo; %" PRId64 " bytes\n",
-	       num(sc, "folios_read"), num(sc, "folios"), num(sc, "folios_refreshed"), num(sc, "folios_memo"),
-	       num(sc, "read_bytes"));
+	printf("last pass read:    %" PRId64 " of %" PRId64 " THPs whole, %" PRId64
+	       " refreshed, %" PRId64 " carried from the memo; %" PRId64 " bytes\n",
+	       num(sc, "folios_read"), num(sc, "folios"), num(sc, "folios_refreshed"),
+	       num(sc, "folios_memo"), num(sc, "read_bytes"));
 	if (json_object_object_get_ex(sc, "memo_entries", NULL))
-		printf("scan memo:         %" PRId64 " THPs in %" PRId64 " bytes; every one re-read within %.0f s "
+		printf("scan memo:         %" PRId64 " THPs in %" PRId64
+		       " bytes; every one re-read within %.0f s "
 		       "(counts above the cut are estimates until then)\n",
-		       num(sc, "memo_entries"), num(sc, "memo_bytes"), dbl(sc, "full_refresh_seconds"));
+		       num(sc, "memo_entries"), num(sc, "memo_bytes"),
+		       dbl(sc, "full_refresh_seconds"));
 }
 
 int thps_cli_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "state-dir", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
+	    {"state-dir", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'}, {}};
 	const char *state_dir = RUNSTATEDIR "/thpshrink";
 	_cleanup_free_ char *text = NULL;
 	char path[4096];
@@ -83,7 +83,8 @@ int thps_cli_explain(int argc, char **argv)
 			state_dir = optarg;
 		else if (c == 'h') {
 			printf("Usage: thpshrink explain [--state-dir DIR] CGROUP\n\n"
-			       "Shows the daemon's last decision for CGROUP (a path under the cgroup mount,\n"
+			       "Shows the daemon's last decision for CGROUP (a path under the "
+			       "cgroup mount,\n"
 			       "e.g. /system.slice/web.service) and its inputs.\n");
 			return 0;
 		} else
@@ -115,14 +116,17 @@ int thps_cli_explain(int argc, char **argv)
 		json_object *e = json_object_array_get_idx(arr, i);
 		const char *cg = str(e, "cgroup");
 		/* Accept the path with or without its leading slash. */
-		if (!strcmp(cg, want) || (want[0] != '/' && cg[0] == '/' && !strcmp(cg + 1, want))) {
+		if (!strcmp(cg, want) ||
+		    (want[0] != '/' && cg[0] == '/' && !strcmp(cg + 1, want))) {
 			found = e;
 			break;
 		}
 	}
 	if (!found) {
-		log_error("cgroup '%s' is not in '%s': the last pass saw no THPs charged to it, or it "
-			  "does not exist", want, path);
+		log_error(
+		    "cgroup '%s' is not in '%s': the last pass saw no THPs charged to it, or it "
+		    "does not exist",
+		    want, path);
 		json_object_put(root);
 		return 1;
 	}
@@ -133,19 +137,23 @@ int thps_cli_explain(int argc, char **argv)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	printf("cgroup:            %s\n", str(found, "cgroup"));
 	printf("last pass:         %s\n", when);
-	printf("policy:            %s\n", *str(found, "policy") ? str(found, "policy") : "(none matches)");
-	printf("THPs:              %" PRId64 " (low-utilization at the policy's cut: %" PRId64 ")\n",
+	printf("policy:            %s\n",
+	       *str(found, "policy") ? str(found, "policy") : "(none matches)");
+	printf("THPs:              %" PRId64 " (low-utilization at the policy's cut: %" PRId64
+	       ")\n",
 	       num(found, "thps"), num(found, "lowutil_thps"));
 	printf("waste:             %" PRId64 " bytes\n", num(found, "waste_bytes"));
 	printf("partially mapped:  %" PRId64 " bytes\n", num(found, "partially_mapped_bytes"));
 	printf("decision:          %s (rule: %s)\n", str(found, "action"), str(found, "rule"));
 	printf("why:               %s\n", str(found, "reason"));
 	if (num(found, "requested_bytes") > 0)
-		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n", num(found, "requested_bytes"),
-		       num(found, "given_back_bytes"));
+		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n",
+		       num(found, "requested_bytes"), num(found, "given_back_bytes"));
 	if (num(found, "recollapsed_thps") > 0)
-		printf("re-collapsed:      %" PRId64 " THPs khugepaged rebuilt after a split (see the daemon's "
-		       "log for the max_ptes_none advice)\n", num(found, "recollapsed_thps"));
+		printf("re-collapsed:      %" PRId64
+		       " THPs khugepaged rebuilt after a split (see the daemon's "
+		       "log for the max_ptes_none advice)\n",
+		       num(found, "recollapsed_thps"));
 	if (*str(root, "observe_only_reason"))
 		printf("daemon:            observe-only: %s\n", str(root, "observe_only_reason"));
 	print_scan(root);

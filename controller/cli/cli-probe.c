@@ -46,12 +46,14 @@ static int daemon_alive(const char *state_dir, uint64_t max_age)
 	int r = thps_status_age(state_dir, &age);
 
 	if (r < 0) {
-		log_error_errno(r, "thpshrinkd is not alive: cannot stat '%s/status.json': %m", state_dir);
+		log_error_errno(r, "thpshrinkd is not alive: cannot stat '%s/status.json': %m",
+				state_dir);
 		return 1;
 	}
 	if (age > max_age) {
 		log_error("thpshrinkd is not alive: '%s/status.json' was last written %" PRIu64
-			  " s ago (more than %" PRIu64 " s)", state_dir, age, max_age);
+			  " s ago (more than %" PRIu64 " s)",
+			  state_dir, age, max_age);
 		return 1;
 	}
 	printf("thpshrinkd alive: '%s/status.json' written %" PRIu64 " s ago\n", state_dir, age);
@@ -104,7 +106,9 @@ int thps_cli_probe(int argc, char **argv)
 			break;
 		case 'A':
 			if (parse_u64(optarg, &max_age) < 0 || max_age == 0) {
-				log_error("probe: --max-age '%s': expected whole seconds, at least 1", optarg);
+				log_error(
+				    "probe: --max-age '%s': expected whole seconds, at least 1",
+				    optarg);
 				return 2;
 			}
 			break;

@@ -31,7 +31,7 @@ struct reclaim_args {
 	bool json;
 	uint64_t max_bytes;
 	unsigned lowutil_bucket;
-	long set_mpn;        /* -1 = leave it */
+	long set_mpn; /* -1 = leave it */
 	bool restore_mpn;
 	unsigned recollapse_wait;
 	/* set before printing: khugepaged/max_ptes_none now (-1 unknown) and the value that keeps
@@ -42,20 +42,25 @@ struct reclaim_args {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: thpshrink reclaim --cgroup PATH [OPTIONS]\n\n"
-		   "Scans the cgroup's THPs, gives the waste back once, rescans and shows the difference.\n\n"
-		   "  --cgroup PATH             the cgroup (relative to the cgroup v2 mount, or absolute)\n"
-		   "  --method reclaim|split    reclaim: write memory.reclaim (the kernel's THP shrinker\n"
-		   "                            splits); split: split exactly the low-utilization THPs\n"
-		   "                            through debugfs split_huge_pages (default: reclaim)\n"
-		   "  --dry-run                 show what would be done; change nothing\n"
-		   "  --max-bytes SIZE          ask for at most SIZE (digits, optional K/M/G/T)\n"
-		   "  --lowutil-bucket B        THPs in buckets 0..B are low-utilization (default 0)\n"
-		   "  --recollapse-wait SECS    rescan again after SECS to see if khugepaged re-collapsed\n"
-		   "  --set-max-ptes-none N     set khugepaged/max_ptes_none to N first (GLOBAL: all\n"
-		   "                            processes; the old value is saved for the restore)\n"
-		   "  --restore-max-ptes-none   put the saved max_ptes_none back and exit\n"
-		   "  --json                    JSON output\n");
+	fprintf(
+	    f,
+	    "Usage: thpshrink reclaim --cgroup PATH [OPTIONS]\n\n"
+	    "Scans the cgroup's THPs, gives the waste back once, rescans and shows the "
+	    "difference.\n\n"
+	    "  --cgroup PATH             the cgroup (relative to the cgroup v2 mount, or "
+	    "absolute)\n"
+	    "  --method reclaim|split    reclaim: write memory.reclaim (the kernel's THP shrinker\n"
+	    "                            splits); split: split exactly the low-utilization THPs\n"
+	    "                            through debugfs split_huge_pages (default: reclaim)\n"
+	    "  --dry-run                 show what would be done; change nothing\n"
+	    "  --max-bytes SIZE          ask for at most SIZE (digits, optional K/M/G/T)\n"
+	    "  --lowutil-bucket B        THPs in buckets 0..B are low-utilization (default 0)\n"
+	    "  --recollapse-wait SECS    rescan again after SECS to see if khugepaged "
+	    "re-collapsed\n"
+	    "  --set-max-ptes-none N     set khugepaged/max_ptes_none to N first (GLOBAL: all\n"
+	    "                            processes; the old value is saved for the restore)\n"
+	    "  --restore-max-ptes-none   put the saved max_ptes_none back and exit\n"
+	    "  --json                    JSON output\n");
 }
 
 static const char *state_dir(void)
@@ -91,9 +96,9 @@ static int scan_cgroup(const struct thps_ctx *ctx, const struct thps_geometry *g
 {
 	const struct thps_source_ops *src = thps_source_find("scanner");
 	struct thps_scan_opts opts = {
-		.cgroup = cg,
-		.lowutil_max_bucket = a->lowutil_bucket,
-		.record_ranges = ranges,
+	    .cgroup = cg,
+	    .lowutil_max_bucket = a->lowutil_bucket,
+	    .record_ranges = ranges,
 	};
 	int r;
 
@@ -177,22 +182,27 @@ static void print_sizes(const struct thps_geometry *g, const struct reclaim_args
 		       " -> %" PRIu64 ", waste %" PRIu64 " -> %" PRIu64 " bytes\n",
 		       sz, zb[i].folios, x ? x->folios : 0, zb[i].lowutil_folios,
 		       x ? x->lowutil_folios : 0, zb[i].waste_bytes, x ? x->waste_bytes : 0);
-		if (!strcmp(a->method, "reclaim") && zb[i].waste_bytes && zb[i].subpages < g->subpages)
-			printf("reclaim: %s folios: memory.reclaim does not give their zero subpages "
-			       "back (the kernel's underused-THP shrinker splits PMD-size THPs only; "
-			       "without swap reclaim leaves anonymous memory where it is): "
-			       "--method split does\n", sz);
+		if (!strcmp(a->method, "reclaim") && zb[i].waste_bytes &&
+		    zb[i].subpages < g->subpages)
+			printf(
+			    "reclaim: %s folios: memory.reclaim does not give their zero subpages "
+			    "back (the kernel's underused-THP shrinker splits PMD-size THPs only; "
+			    "without swap reclaim leaves anonymous memory where it is): "
+			    "--method split does\n",
+			    sz);
 	}
 }
 
 static void print_text(const struct thps_geometry *g, const char *cg, const struct reclaim_args *a,
-		       const char *why, const struct thps_cgroup_stats *b, const struct thps_cgroup_stats *af,
-		       const struct thps_act_result *res, const struct thps_cgroup_stats *late)
+		       const char *why, const struct thps_cgroup_stats *b,
+		       const struct thps_cgroup_stats *af, const struct thps_act_result *res,
+		       const struct thps_cgroup_stats *late)
 {
 	int64_t given = -delta(res->before.memory_current, res->after.memory_current);
 	const struct thps_vmstat *vb = &res->before.vmstat, *va = &res->after.vmstat;
 
-	printf("cgroup %s: method %s%s\n", cg, a->method, a->dry_run ? " (dry run: nothing changes)" : "");
+	printf("cgroup %s: method %s%s\n", cg, a->method,
+	       a->dry_run ? " (dry run: nothing changes)" : "");
 	printf("kernel: %s\n", why);
 	printf("%-6s %-10s %12s %12s\n", "bucket", "utilized", "THPs before", "THPs after");
 	for (unsigned i = 0; i < THPS_BUCKETS; i++) {
@@ -201,67 +211,82 @@ static void print_text(const struct thps_geometry *g, const char *cg, const stru
 
 		thps_bucket_range(g, i, &lo, &hi);
 		snprintf(range, sizeof(range), "%u-%u", lo, hi);
-		printf("%-6u %-10s %12" PRIu64 " %12" PRIu64 "\n", i, range, b->hist.thps[i], af->hist.thps[i]);
+		printf("%-6u %-10s %12" PRIu64 " %12" PRIu64 "\n", i, range, b->hist.thps[i],
+		       af->hist.thps[i]);
 	}
 	print_sizes(g, a, b, af);
-	printf("low-utilization THPs: %" PRIu64 " -> %" PRIu64 ", waste %" PRIu64 " -> %" PRIu64 " bytes\n",
+	printf("low-utilization THPs: %" PRIu64 " -> %" PRIu64 ", waste %" PRIu64 " -> %" PRIu64
+	       " bytes\n",
 	       b->lowutil_thps, af->lowutil_thps, b->waste_bytes, af->waste_bytes);
-	printf("partially mapped THPs: %" PRIu64 " -> %" PRIu64 ", unmapped %" PRIu64 " -> %" PRIu64 " bytes\n",
-	       b->partial_thps, af->partial_thps, b->partial_unmapped_bytes, af->partial_unmapped_bytes);
+	printf("partially mapped THPs: %" PRIu64 " -> %" PRIu64 ", unmapped %" PRIu64 " -> %" PRIu64
+	       " bytes\n",
+	       b->partial_thps, af->partial_thps, b->partial_unmapped_bytes,
+	       af->partial_unmapped_bytes);
 	if (res->actuator && !strcmp(res->actuator, "split"))
-		printf("split: %" PRIu64 " THPs split, %" PRIu64 " skipped (changed since the scan), %" PRIu64
-		       " refused by the kernel\n", res->ranges_split, res->ranges_skipped, res->ranges_failed);
+		printf("split: %" PRIu64 " THPs split, %" PRIu64
+		       " skipped (changed since the scan), %" PRIu64 " refused by the kernel\n",
+		       res->ranges_split, res->ranges_skipped, res->ranges_failed);
 	printf("asked: %" PRIu64 " bytes%s\n", res->asked_bytes,
 	       res->write_status == -EAGAIN ? " (memory.reclaim: EAGAIN)" : "");
 	if (res->before.memory_current == UINT64_MAX || res->after.memory_current == UINT64_MAX)
 		printf("memory.current: not read\n");
 	else
 		printf("memory.current: %" PRIu64 " -> %" PRIu64 " bytes; given back: %" PRId64
-		       " bytes\n", res->before.memory_current, res->after.memory_current, given);
+		       " bytes\n",
+		       res->before.memory_current, res->after.memory_current, given);
 	if (res->before.anon_thp != UINT64_MAX)
-		printf("memory.stat anon_thp: %" PRIu64 " -> %" PRIu64 " bytes\n", res->before.anon_thp,
-		       res->after.anon_thp);
+		printf("memory.stat anon_thp: %" PRIu64 " -> %" PRIu64 " bytes\n",
+		       res->before.anon_thp, res->after.anon_thp);
 	printf("vmstat: thp_split_page %+" PRId64 ", thp_underused_split_page %+" PRId64
-	       ", thp_deferred_split_page %+" PRId64, delta(vb->thp_split_page, va->thp_split_page),
+	       ", thp_deferred_split_page %+" PRId64,
+	       delta(vb->thp_split_page, va->thp_split_page),
 	       delta(vb->thp_underused_split_page, va->thp_underused_split_page),
 	       delta(vb->thp_deferred_split_page, va->thp_deferred_split_page));
 	if (va->thp_split_free != UINT64_MAX)
 		printf(", thp_split_free %+" PRId64 ", thp_split_unmap %+" PRId64,
-		       delta(vb->thp_split_free, va->thp_split_free), delta(vb->thp_split_unmap, va->thp_split_unmap));
+		       delta(vb->thp_split_free, va->thp_split_free),
+		       delta(vb->thp_split_unmap, va->thp_split_unmap));
 	printf("\n");
 	if (res->note[0])
 		printf("note: %s\n", res->note);
 	if (a->mpn_now > (long)a->mpn_advice && b->lowutil_thps)
-		printf("advice: khugepaged/max_ptes_none is %ld: --set-max-ptes-none %u keeps THPs of "
-		       "buckets 0-%u split once split (global: khugepaged then also leaves ranges with "
-		       "more than %u empty subpages as small pages)\n",
-		       a->mpn_now, a->mpn_advice, a->lowutil_bucket, a->mpn_advice);
+		printf(
+		    "advice: khugepaged/max_ptes_none is %ld: --set-max-ptes-none %u keeps THPs of "
+		    "buckets 0-%u split once split (global: khugepaged then also leaves ranges "
+		    "with "
+		    "more than %u empty subpages as small pages)\n",
+		    a->mpn_now, a->mpn_advice, a->lowutil_bucket, a->mpn_advice);
 	if (late) {
-		printf("after %us: low-utilization THPs %" PRIu64 ", waste %" PRIu64 " bytes\n", a->recollapse_wait,
-		       late->lowutil_thps, late->waste_bytes);
+		printf("after %us: low-utilization THPs %" PRIu64 ", waste %" PRIu64 " bytes\n",
+		       a->recollapse_wait, late->lowutil_thps, late->waste_bytes);
 		if (late->lowutil_thps > af->lowutil_thps)
-			printf("re-collapse: khugepaged rebuilt %" PRIu64 " low-utilization THPs; advice: "
+			printf("re-collapse: khugepaged rebuilt %" PRIu64
+			       " low-utilization THPs; advice: "
 			       "--set-max-ptes-none %u keeps THPs of buckets 0-%u split\n",
 			       late->lowutil_thps - af->lowutil_thps,
 			       thps_max_ptes_none_advice(g, a->lowutil_bucket), a->lowutil_bucket);
 		if (late->lowutil_thps > af->lowutil_thps)
-			printf("advice: for this workload alone (Linux 6.18+): "
-			       "prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) in the "
-			       "program, or systemd's MemoryTHP= for its unit, limits THPs to the "
-			       "ranges it madvise(MADV_HUGEPAGE)s, so khugepaged stops re-collapsing "
-			       "the rest\n");
+			printf(
+			    "advice: for this workload alone (Linux 6.18+): "
+			    "prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) in "
+			    "the "
+			    "program, or systemd's MemoryTHP= for its unit, limits THPs to the "
+			    "ranges it madvise(MADV_HUGEPAGE)s, so khugepaged stops re-collapsing "
+			    "the rest\n");
 	}
-	printf("summary: waste_before=%" PRIu64 " waste_after=%" PRIu64 " memory_current_before=%" PRIu64
-	       " memory_current_after=%" PRIu64 " given_back=%" PRId64 " acted=%d\n", b->waste_bytes + b->partial_unmapped_bytes,
-	       af->waste_bytes + af->partial_unmapped_bytes, res->before.memory_current, res->after.memory_current,
-	       given, res->acted);
+	printf("summary: waste_before=%" PRIu64 " waste_after=%" PRIu64
+	       " memory_current_before=%" PRIu64 " memory_current_after=%" PRIu64
+	       " given_back=%" PRId64 " acted=%d\n",
+	       b->waste_bytes + b->partial_unmapped_bytes,
+	       af->waste_bytes + af->partial_unmapped_bytes, res->before.memory_current,
+	       res->after.memory_current, given, res->acted);
 }
 
 static void print_json(const char *cg, const struct reclaim_args *a, const char *why,
 		       const struct thps_cgroup_stats *b, const struct thps_cgroup_stats *af,
 		       const struct thps_act_result *res, const struct thps_cgroup_stats *late)
 {
-	const struct thps_cgroup_stats *s[2] = { b, af };
+	const struct thps_cgroup_stats *s[2] = {b, af};
 
 	printf("{\"cgroup\":");
 	json_string(cg);
@@ -274,9 +299,11 @@ static void print_json(const char *cg, const struct reclaim_args *a, const char 
 		printf(",\"%s\":{\"thps\":[", k ? "after" : "before");
 		for (unsigned i = 0; i < THPS_BUCKETS; i++)
 			printf("%s%" PRIu64, i ? "," : "", s[k]->hist.thps[i]);
-		printf("],\"lowutil_thps\":%" PRIu64 ",\"waste_bytes\":%" PRIu64 ",\"partial_thps\":%" PRIu64
-		       ",\"partial_unmapped_bytes\":%" PRIu64 ",\"memory_current\":%" PRIu64 "}",
-		       s[k]->lowutil_thps, s[k]->waste_bytes, s[k]->partial_thps, s[k]->partial_unmapped_bytes,
+		printf("],\"lowutil_thps\":%" PRIu64 ",\"waste_bytes\":%" PRIu64
+		       ",\"partial_thps\":%" PRIu64 ",\"partial_unmapped_bytes\":%" PRIu64
+		       ",\"memory_current\":%" PRIu64 "}",
+		       s[k]->lowutil_thps, s[k]->waste_bytes, s[k]->partial_thps,
+		       s[k]->partial_unmapped_bytes,
 		       k ? res->after.memory_current : res->before.memory_current);
 	}
 	printf(",\"acted\":%s,\"asked_bytes\":%" PRIu64 ",\"given_back_bytes\":%" PRId64
@@ -286,8 +313,9 @@ static void print_json(const char *cg, const struct reclaim_args *a, const char 
 	       res->ranges_skipped);
 	json_string(res->note);
 	if (late)
-		printf(",\"after_wait\":{\"seconds\":%u,\"lowutil_thps\":%" PRIu64 ",\"waste_bytes\":%" PRIu64
-		       ",\"recollapsed\":%s}", a->recollapse_wait, late->lowutil_thps, late->waste_bytes,
+		printf(",\"after_wait\":{\"seconds\":%u,\"lowutil_thps\":%" PRIu64
+		       ",\"waste_bytes\":%" PRIu64 ",\"recollapsed\":%s}",
+		       a->recollapse_wait, late->lowutil_thps, late->waste_bytes,
 		       late->lowutil_thps > af->lowutil_thps ? "true" : "false");
 	printf("}\n");
 }
@@ -296,22 +324,21 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 {
 	enum { O_METHOD = 256, O_DRY, O_MAX, O_BUCKET, O_JSON, O_SET, O_RESTORE, O_WAIT };
 	static const struct option opts[] = {
-		{ "cgroup", required_argument, NULL, 'c' },
-		{ "method", required_argument, NULL, O_METHOD },
-		{ "dry-run", no_argument, NULL, O_DRY },
-		{ "max-bytes", required_argument, NULL, O_MAX },
-		{ "lowutil-bucket", required_argument, NULL, O_BUCKET },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "set-max-ptes-none", required_argument, NULL, O_SET },
-		{ "restore-max-ptes-none", no_argument, NULL, O_RESTORE },
-		{ "recollapse-wait", required_argument, NULL, O_WAIT },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
+	    {"cgroup", required_argument, NULL, 'c'},
+	    {"method", required_argument, NULL, O_METHOD},
+	    {"dry-run", no_argument, NULL, O_DRY},
+	    {"max-bytes", required_argument, NULL, O_MAX},
+	    {"lowutil-bucket", required_argument, NULL, O_BUCKET},
+	    {"json", no_argument, NULL, O_JSON},
+	    {"set-max-ptes-none", required_argument, NULL, O_SET},
+	    {"restore-max-ptes-none", no_argument, NULL, O_RESTORE},
+	    {"recollapse-wait", required_argument, NULL, O_WAIT},
+	    {"help", no_argument, NULL, 'h'},
+	    {}};
 	uint64_t v;
 	int c;
 
-	*a = (struct reclaim_args){ .method = "reclaim", .set_mpn = -1 };
+	*a = (struct reclaim_args){.method = "reclaim", .set_mpn = -1};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -330,13 +357,15 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 			break;
 		case O_MAX:
 			if (thps_parse_size(optarg, &a->max_bytes) < 0) {
-				log_error("--max-bytes: expected a size like 64M, got '%s'", optarg);
+				log_error("--max-bytes: expected a size like 64M, got '%s'",
+					  optarg);
 				return 2;
 			}
 			break;
 		case O_BUCKET:
 			if (parse_u64(optarg, &v) < 0 || v >= THPS_BUCKETS) {
-				log_error("--lowutil-bucket: expected 0..%d, got '%s'", THPS_BUCKETS - 1, optarg);
+				log_error("--lowutil-bucket: expected 0..%d, got '%s'",
+					  THPS_BUCKETS - 1, optarg);
 				return 2;
 			}
 			a->lowutil_bucket = (unsigned)v;
@@ -346,7 +375,9 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 			break;
 		case O_SET:
 			if (parse_u64(optarg, &v) < 0 || v > 4096) {
-				log_error("--set-max-ptes-none: expected a number of subpages, got '%s'", optarg);
+				log_error(
+				    "--set-max-ptes-none: expected a number of subpages, got '%s'",
+				    optarg);
 				return 2;
 			}
 			a->set_mpn = (long)v;
@@ -356,7 +387,8 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 			break;
 		case O_WAIT:
 			if (parse_u64(optarg, &v) < 0 || v > 3600) {
-				log_error("--recollapse-wait: expected seconds (0..3600), got '%s'", optarg);
+				log_error("--recollapse-wait: expected seconds (0..3600), got '%s'",
+					  optarg);
 				return 2;
 			}
 			a->recollapse_wait = (unsigned)v;
@@ -409,11 +441,13 @@ int thps_cli_reclaim(int argc, char **argv)
 		}
 		r = thps_max_ptes_none_restore(&ctx, state_dir(), &v);
 		if (r == -ENOENT) {
-			log_error("nothing to restore: no saved max_ptes_none in '%s'", state_dir());
+			log_error("nothing to restore: no saved max_ptes_none in '%s'",
+				  state_dir());
 			return 1;
 		}
 		if (r < 0)
-			return log_error_errno(r, "Failed to restore khugepaged/max_ptes_none: %m"), 1;
+			return log_error_errno(r, "Failed to restore khugepaged/max_ptes_none: %m"),
+			       1;
 		log_notice("khugepaged/max_ptes_none restored to %u (global)", v);
 		return 0;
 	}
@@ -427,9 +461,10 @@ int thps_cli_reclaim(int argc, char **argv)
 		r = thps_max_ptes_none_set(&ctx, state_dir(), (unsigned)a.set_mpn, &old);
 		if (r < 0)
 			return log_error_errno(r, "Failed to set khugepaged/max_ptes_none: %m"), 1;
-		log_notice("khugepaged/max_ptes_none: %u -> %ld (global, for every process; the original "
-			   "is saved in '%s/max_ptes_none.saved'; undo with --restore-max-ptes-none)",
-			   old, a.set_mpn, state_dir());
+		log_notice(
+		    "khugepaged/max_ptes_none: %u -> %ld (global, for every process; the original "
+		    "is saved in '%s/max_ptes_none.saved'; undo with --restore-max-ptes-none)",
+		    old, a.set_mpn, state_dir());
 		if (!a.cgroup)
 			return 0;
 	}
@@ -442,10 +477,14 @@ int thps_cli_reclaim(int argc, char **argv)
 		return log_error_errno(r, "Failed to read the THP size: %m"), 1;
 	r = normalize_cgroup(&ctx, a.cgroup, cg, sizeof(cg));
 	if (r < 0)
-		return log_error("--cgroup: '%s' is not a cgroup path below '%s'", a.cgroup, ctx.cgroup_root), 2;
+		return log_error("--cgroup: '%s' is not a cgroup path below '%s'", a.cgroup,
+				 ctx.cgroup_root),
+		       2;
 	if (thps_path(dir, sizeof(dir), ctx.cgroup_root, "%s", cg + 1) < 0 || stat(dir, &st) < 0 ||
 	    !S_ISDIR(st.st_mode))
-		return log_error("--cgroup: '%s' is no cgroup: '%s' is not a directory", a.cgroup, dir), 2;
+		return log_error("--cgroup: '%s' is no cgroup: '%s' is not a directory", a.cgroup,
+				 dir),
+		       2;
 
 	act = thps_actuator_find(a.dry_run ? "observe" : a.method);
 	r = thps_actuator_find(a.method)->probe(&ctx, why, sizeof(why));
@@ -509,9 +548,11 @@ int thps_cli_reclaim(int argc, char **argv)
 		a.mpn_advice = thps_max_ptes_none_advice(&g, a.lowutil_bucket);
 	}
 	if (a.json)
-		print_json(cg, &a, why, &sb, &sa, &res, a.recollapse_wait && res.acted ? &sl : NULL);
+		print_json(cg, &a, why, &sb, &sa, &res,
+			   a.recollapse_wait && res.acted ? &sl : NULL);
 	else
-		print_text(&g, cg, &a, why, &sb, &sa, &res, a.recollapse_wait && res.acted ? &sl : NULL);
+		print_text(&g, cg, &a, why, &sb, &sa, &res,
+			   a.recollapse_wait && res.acted ? &sl : NULL);
 	/* A refusal is a failure the operator must see; "nothing to do" is not. */
 	ret = res.acted || a.dry_run || sb.waste_bytes + sb.partial_unmapped_bytes == 0 ? 0 : 1;
 out:

@@ -6,10 +6,11 @@
 #include "cli-explain.h"
 
 const struct thps_cli_command thps_cli_commands[] = {
-	{ "report", "scan THPs and print per-cgroup utilization and waste", thps_cli_report },
-	{ "probe", "what this kernel lets thpshrink do, and what follows", thps_cli_probe },
-	{ "reclaim", "give one cgroup's wasted THP memory back (memory.reclaim or split)", thps_cli_reclaim },
-	{ "validate", "check policy files as the daemon would load them", thps_cli_validate },
-	{ "explain", "show the daemon's last decision for a cgroup, and why", thps_cli_explain },
-	{ NULL, NULL, NULL },
+    {"report", "scan THPs and print per-cgroup utilization and waste", thps_cli_report},
+    {"probe", "what this kernel lets thpshrink do, and what follows", thps_cli_probe},
+    {"reclaim", "give one cgroup's wasted THP memory back (memory.reclaim or split)",
+     thps_cli_reclaim},
+    {"validate", "check policy files as the daemon would load them", thps_cli_validate},
+    {"explain", "show the daemon's last decision for a cgroup, and why", thps_cli_explain},
+    {NULL, NULL, NULL},
 };

@@ -83,8 +83,8 @@ static void json_sizes(FILE *f, const struct thps_scan *scan, const struct thps_
 			"%s  {\n%s\"size\": %" PRIu64 ",\n%s\"subpages\": %" PRIu32
 			",\n%s\"folios\": %" PRIu64 ",\n%s\"zero_subpages\": %" PRIu64
 			",\n%s\"lowutil_folios\": %" PRIu64 ",\n%s\"waste_bytes\": %" PRIu64
-			",\n%s\"partial_folios\": %" PRIu64 ",\n%s\"partial_unmapped_bytes\": %" PRIu64
-			",\n%s\"buckets\": ",
+			",\n%s\"partial_folios\": %" PRIu64
+			",\n%s\"partial_unmapped_bytes\": %" PRIu64 ",\n%s\"buckets\": ",
 			ind, in2, z[i].size_bytes, in2, z[i].subpages, in2, z[i].folios, in2,
 			z[i].zero_subpages, in2, z[i].lowutil_folios, in2, z[i].waste_bytes, in2,
 			z[i].partial_folios, in2, z[i].partial_unmapped_bytes, in2);

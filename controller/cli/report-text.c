@@ -66,7 +66,8 @@ static void print_size_tables(FILE *f, const struct thps_geometry *g,
 			continue;
 		thps_format_folio_size(sz, sizeof(sz), z[i].size_bytes);
 		thps_format_bytes(w, sizeof(w), z[i].waste_bytes);
-		fprintf(f, "  %s %s (%u subpages): %" PRIu64 " folios, %" PRIu64
+		fprintf(f,
+			"  %s %s (%u subpages): %" PRIu64 " folios, %" PRIu64
 			" low-utilization, waste %s (%" PRIu64 " bytes)",
 			sz, z[i].subpages == g->subpages ? "THPs" : "folios", z[i].subpages,
 			z[i].folios, z[i].lowutil_folios, w, z[i].waste_bytes);

@@ -88,5 +88,3 @@ ssize_t thps_report_order(const struct thps_scan *scan, const struct thps_cgroup
 	*ret = v;
 	return (ssize_t)n;
 }
-
-

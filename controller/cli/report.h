@@ -46,5 +46,3 @@ bool thps_report_cgroup_shown(const struct thps_cgroup_stats *c);
  * path: the order of thps_scan_sort(), without touching the const scan.
  * Returns the count (0 with *ret NULL when none), or -ENOMEM. */
 ssize_t thps_report_order(const struct thps_scan *scan, const struct thps_cgroup_stats ***ret);
-
-

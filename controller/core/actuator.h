@@ -17,11 +17,11 @@
 struct thps_act_request {
 	const char *cgroup;
 	const struct thps_geometry *geom;
-	uint64_t amount_bytes;                /* reclaim: bytes to ask memory.reclaim for */
-	const struct thps_thp_range *ranges;  /* split: the scanner's low-util THPs */
+	uint64_t amount_bytes;		     /* reclaim: bytes to ask memory.reclaim for */
+	const struct thps_thp_range *ranges; /* split: the scanner's low-util THPs */
 	size_t n_ranges;
-	unsigned lowutil_max_bucket;          /* split: a THP above this bucket is never split */
-	uint64_t max_bytes;                   /* split: stop once this much waste was targeted; 0 = no cap */
+	unsigned lowutil_max_bucket; /* split: a THP above this bucket is never split */
+	uint64_t max_bytes;	     /* split: stop once this much waste was targeted; 0 = no cap */
 };
 
 /* Figures of one cgroup and the machine, read around an action. UINT64_MAX = not available. */
@@ -33,14 +33,14 @@ struct thps_act_snapshot {
 
 struct thps_act_result {
 	const char *actuator;
-	bool acted;                   /* false: refused or nothing to do (note says why) */
-	uint64_t asked_bytes;         /* reclaim: written to memory.reclaim; split: waste targeted */
-	int write_status;             /* reclaim: 0 or -errno of the write (-EAGAIN = partial) */
+	bool acted;	      /* false: refused or nothing to do (note says why) */
+	uint64_t asked_bytes; /* reclaim: written to memory.reclaim; split: waste targeted */
+	int write_status;     /* reclaim: 0 or -errno of the write (-EAGAIN = partial) */
 	uint64_t ranges_split;
-	uint64_t ranges_skipped;      /* changed since the scan, gone, or no longer low-util */
-	uint64_t ranges_failed;       /* the kernel refused the split */
+	uint64_t ranges_skipped; /* changed since the scan, gone, or no longer low-util */
+	uint64_t ranges_failed;	 /* the kernel refused the split */
 	struct thps_act_snapshot before, after;
-	char note[512];               /* what the operator should know; "" if nothing */
+	char note[512]; /* what the operator should know; "" if nothing */
 };
 
 struct thps_actuator_ops {
@@ -64,12 +64,14 @@ const struct thps_actuator_ops *thps_actuator_find(const char *name);
 
 /* The reclaim amount for a cgroup: its low-util waste plus its partially mapped THPs'
  * unmapped bytes, capped at max_bytes (0 = no cap), rounded up to whole pages. */
-uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_bytes, uint32_t page_size);
+uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_bytes,
+			     uint32_t page_size);
 
 /* Reads memory.current and memory.stat anon_thp of cgroup, and the split counters of
  * /proc/vmstat. Fields it cannot read stay UINT64_MAX. Returns 0, or -errno if memory.current
  * cannot be read. */
-int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup, struct thps_act_snapshot *ret);
+int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup,
+		      struct thps_act_snapshot *ret);
 /* Parses the split counters out of /proc/vmstat text; absent ones are UINT64_MAX. */
 
 /* Whether splitting a THP frees its zero subpages on this kernel: upstream >= 6.12 remaps them
@@ -103,4 +105,5 @@ int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, un
 			   unsigned *ret_old);
 /* Returns 0 (ret_value: the value restored), -ENOENT if nothing was saved, -EPERM if the saved
  * file is not a regular file owned by root (or us) and writable only by its owner, or -errno. */
-int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir, unsigned *ret_value);
+int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir,
+			       unsigned *ret_value);

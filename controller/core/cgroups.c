@@ -19,14 +19,14 @@
 struct cg_entry {
 	uint64_t ino;
 	uint32_t parent;   /* index into v; the root is its own parent */
-	uint32_t name;     /* offset into names */
+	uint32_t name;	   /* offset into names */
 	uint32_t path_len; /* of the full relative path, bounded by PATH_MAX */
 };
 
 struct thps_cgroup_map {
 	struct cg_entry *v; /* in walk order: parents before children */
 	size_t n, cap;
-	uint32_t *by_ino;   /* indexes into v, sorted by ino */
+	uint32_t *by_ino; /* indexes into v, sorted by ino */
 	char *names;
 	size_t names_len, names_cap;
 	char path[PATH_MAX]; /* thps_cgroup_map_path's answer */
@@ -90,14 +90,15 @@ static int map_add(struct thps_cgroup_map *m, uint64_t ino, uint32_t parent, con
 		m->names_cap = cap;
 	}
 	memcpy(m->names + m->names_len, name, len);
-	m->v[m->n] = (struct cg_entry){ .ino = ino, .parent = parent, .name = (uint32_t)m->names_len,
-					.path_len = path_len };
+	m->v[m->n] = (struct cg_entry){
+	    .ino = ino, .parent = parent, .name = (uint32_t)m->names_len, .path_len = path_len};
 	m->names_len += len;
 	return (int)m->n++;
 }
 
 /* fd_dir is consumed. self is fd_dir's entry. */
-static int walk(struct thps_cgroup_map *m, int fd_dir, uint32_t self, unsigned depth, unsigned max_depth)
+static int walk(struct thps_cgroup_map *m, int fd_dir, uint32_t self, unsigned depth,
+		unsigned max_depth)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;

@@ -5,11 +5,11 @@
 #include <limits.h>
 
 struct thps_ctx {
-	char proc_root[PATH_MAX];   /* "/proc" */
-	char sys_root[PATH_MAX];    /* "/sys" */
-	char cgroup_root[PATH_MAX]; /* mount of the memory cgroup hierarchy; "" = discover */
-	char debugfs_root[PATH_MAX];/* "/sys/kernel/debug" */
-	int cgroup_version;         /* 2, 1 (memory v1, read-only), 0 = unknown/none */
+	char proc_root[PATH_MAX];    /* "/proc" */
+	char sys_root[PATH_MAX];     /* "/sys" */
+	char cgroup_root[PATH_MAX];  /* mount of the memory cgroup hierarchy; "" = discover */
+	char debugfs_root[PATH_MAX]; /* "/sys/kernel/debug" */
+	int cgroup_version;	     /* 2, 1 (memory v1, read-only), 0 = unknown/none */
 };
 
 /* Fills defaults; then environment overrides THPSHRINK_PROC_ROOT, THPSHRINK_SYS_ROOT,
@@ -22,4 +22,4 @@ void thps_ctx_init_tree(struct thps_ctx *ctx, const char *base, const char *cgro
 
 /* Builds "<root>/<rel>" into buf. Returns 0, or -ENAMETOOLONG. */
 int thps_path(char *buf, size_t size, const char *root, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));

@@ -162,7 +162,8 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 
 	if (!*base)
 		return -EISDIR;
-	r = snprintf(tmp, sizeof(tmp), "%.*s%s.%s.XXXXXX", (int)dir_len, path, slash ? "/" : "", base);
+	r = snprintf(tmp, sizeof(tmp), "%.*s%s.%s.XXXXXX", (int)dir_len, path, slash ? "/" : "",
+		     base);
 	if (r < 0 || (size_t)r >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = mkostemp(tmp, O_CLOEXEC);

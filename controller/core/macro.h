@@ -7,12 +7,12 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
-#define _unused_ __attribute__((unused))
+#define ELEMENTSOF(a)  (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b)      ((a) < (b) ? (a) : (b))
+#define MAX(a, b)      ((a) > (b) ? (a) : (b))
+#define _unused_       __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_(f)   __attribute__((cleanup(f)))
 
 static inline void freep(void *p)
 {
@@ -33,9 +33,9 @@ static inline void closedirp(DIR **d)
 	if (*d)
 		closedir(*d);
 }
-#define _cleanup_free_ _cleanup_(freep)
-#define _cleanup_close_ _cleanup_(closep)
-#define _cleanup_fclose_ _cleanup_(fclosep)
+#define _cleanup_free_	   _cleanup_(freep)
+#define _cleanup_close_	   _cleanup_(closep)
+#define _cleanup_fclose_   _cleanup_(fclosep)
 #define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* Hands ownership out of a _cleanup_ variable. */

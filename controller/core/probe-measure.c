@@ -19,7 +19,7 @@
 #include "probe-measure.h"
 #include "probe.h"
 
-#define CANARY_MAX   64		    /* folios per group */
+#define CANARY_MAX   64			 /* folios per group */
 #define CANARY_BYTES (UINT64_C(4) << 20) /* per group, at least 2 folios */
 #define KPF_ANON     12
 #define KPF_HEAD     15
@@ -103,7 +103,8 @@ static void list_sizes(const struct thps_ctx *ctx, const struct thps_geometry *g
 /* The child: waits for the go, faults in both groups of canary folios of size S (each in its
  * own VMA of exactly S, PROT_NONE between them so no VMA merges into room for a bigger folio),
  * one non-zero byte each, reports, and waits to be killed. */
-static __attribute__((noreturn)) void child_run(int go_fd, int done_fd, struct canary *c, uint64_t s)
+static __attribute__((noreturn)) void child_run(int go_fd, int done_fd, struct canary *c,
+						uint64_t s)
 {
 	uint32_t n = (uint32_t)MIN((uint64_t)CANARY_MAX, MAX(UINT64_C(2), CANARY_BYTES / s));
 	size_t len = (size_t)(4 * n + 2) * s;
@@ -265,7 +266,8 @@ static void measure_size(const struct thps_ctx *ctx, const struct thps_geometry 
 		snprintf(cmd, sizeof(cmd), "%d", (int)pid);
 		if (thps_path(path, sizeof(path), cg_dir, "cgroup.procs") < 0 ||
 		    write_file_string(path, cmd) < 0) {
-			snprintf(s->note, sizeof(s->note), "cannot move the canary into '%.100s'", cg_dir);
+			snprintf(s->note, sizeof(s->note), "cannot move the canary into '%.100s'",
+				 cg_dir);
 			goto kill;
 		}
 	}
@@ -289,8 +291,10 @@ static void measure_size(const struct thps_ctx *ctx, const struct thps_geometry 
 	s->reclaim_folios = ok[1];
 	s->reclaim_zero_bytes = (uint64_t)ok[1] * (nr - 1) * g->page_size;
 	if (!ok[0] && !ok[1]) {
-		snprintf(s->note, sizeof(s->note), "the kernel gave no folio of this size to %u tries "
-			 "(memory fragmented, or a policy of the kernel)", c->n[0] + c->n[1]);
+		snprintf(s->note, sizeof(s->note),
+			 "the kernel gave no folio of this size to %u tries "
+			 "(memory fragmented, or a policy of the kernel)",
+			 c->n[0] + c->n[1]);
 		goto kill;
 	}
 	/* 1. debugfs split of the first set, to order 0 */
@@ -308,7 +312,8 @@ static void measure_size(const struct thps_ctx *ctx, const struct thps_geometry 
 			snprintf(s->note, sizeof(s->note), "%u of %u splits refused by the kernel",
 				 refused, ok[0]);
 	} else if (!split_path) {
-		snprintf(s->note, sizeof(s->note), "split not measured: debugfs split_huge_pages "
+		snprintf(s->note, sizeof(s->note),
+			 "split not measured: debugfs split_huge_pages "
 			 "is not writable");
 	}
 	/* 2. memory.reclaim of the second set's zero bytes (scratch cgroup only) */
@@ -379,12 +384,15 @@ int thps_probe_measure(const struct thps_ctx *ctx, const struct thps_geometry *g
 	}
 	if (scratch_cgroup(ctx, cg, sizeof(cg)) == 0) {
 		cg_dir = cg;
-		snprintf(m->where, sizeof(m->where), "scratch cgroup '%.200s' (memory.current)", cg);
+		snprintf(m->where, sizeof(m->where), "scratch cgroup '%.200s' (memory.current)",
+			 cg);
 	} else if (force) {
-		snprintf(m->where, sizeof(m->where), "the canary process's RssAnon (no scratch "
+		snprintf(m->where, sizeof(m->where),
+			 "the canary process's RssAnon (no scratch "
 			 "cgroup: no cgroup v2 memory controller); memory.reclaim not measured");
 	} else {
-		snprintf(m->why, sizeof(m->why), "not measured: no cgroup v2 memory controller for a "
+		snprintf(m->why, sizeof(m->why),
+			 "not measured: no cgroup v2 memory controller for a "
 			 "scratch cgroup ('thpshrink probe --measure' measures by the canary "
 			 "process's RSS)");
 		return 0;
@@ -394,7 +402,8 @@ int thps_probe_measure(const struct thps_ctx *ctx, const struct thps_geometry *g
 		split_path = split;
 	list_sizes(ctx, g, m);
 	if (m->n == 0)
-		snprintf(m->why, sizeof(m->why), "not measured: the kernel allocates no anonymous "
+		snprintf(m->why, sizeof(m->why),
+			 "not measured: the kernel allocates no anonymous "
 			 "large folio now (every size 'never')");
 	for (size_t i = 0; i < m->n; i++)
 		measure_size(ctx, g, cg_dir, split_path, &m->sizes[i]);
@@ -430,8 +439,9 @@ static void fmt_result(char *buf, size_t size, int64_t freed, uint64_t zero, uin
 	if (p < 0)
 		snprintf(buf, size, "not measured");
 	else
-		snprintf(buf, size, "%" PRId64 " of %" PRIu64 " zero bytes freed (%d %%, %u folios)",
-			 freed, zero, p, folios);
+		snprintf(buf, size,
+			 "%" PRId64 " of %" PRIu64 " zero bytes freed (%d %%, %u folios)", freed,
+			 zero, p, folios);
 }
 
 void thps_measure_print(FILE *f, const struct thps_measure *m)
@@ -450,7 +460,8 @@ void thps_measure_print(FILE *f, const struct thps_measure *m)
 		else
 			snprintf(sz, sizeof(sz), "%" PRIu64 " KiB", s->size >> 10);
 		fmt_result(a, sizeof(a), s->split_freed, s->zero_bytes, s->folios);
-		fmt_result(b, sizeof(b), s->reclaim_freed, s->reclaim_zero_bytes, s->reclaim_folios);
+		fmt_result(b, sizeof(b), s->reclaim_freed, s->reclaim_zero_bytes,
+			   s->reclaim_folios);
 		fprintf(f, "  %-8s [%s] split: %s; memory.reclaim: %s%s%s\n", sz, s->mode, a, b,
 			s->note[0] ? "; " : "", s->note);
 	}
@@ -475,16 +486,22 @@ json_object *thps_measure_to_json(const struct thps_measure *m)
 		json_object_object_add(e, "size", json_object_new_int64((int64_t)s->size));
 		json_object_object_add(e, "mode", json_object_new_string(s->mode));
 		json_object_object_add(e, "folios", json_object_new_int64(s->folios));
-		json_object_object_add(e, "zero_bytes", json_object_new_int64((int64_t)s->zero_bytes));
-		json_object_object_add(e, "split_freed_bytes", s->split_freed == INT64_MIN ? NULL
-					: json_object_new_int64(s->split_freed));
-		json_object_object_add(e, "split_freed_pct", sp < 0 ? NULL : json_object_new_int(sp));
-		json_object_object_add(e, "reclaim_folios", json_object_new_int64(s->reclaim_folios));
+		json_object_object_add(e, "zero_bytes",
+				       json_object_new_int64((int64_t)s->zero_bytes));
+		json_object_object_add(
+		    e, "split_freed_bytes",
+		    s->split_freed == INT64_MIN ? NULL : json_object_new_int64(s->split_freed));
+		json_object_object_add(e, "split_freed_pct",
+				       sp < 0 ? NULL : json_object_new_int(sp));
+		json_object_object_add(e, "reclaim_folios",
+				       json_object_new_int64(s->reclaim_folios));
 		json_object_object_add(e, "reclaim_zero_bytes",
 				       json_object_new_int64((int64_t)s->reclaim_zero_bytes));
-		json_object_object_add(e, "reclaim_freed_bytes", s->reclaim_freed == INT64_MIN ? NULL
-					: json_object_new_int64(s->reclaim_freed));
-		json_object_object_add(e, "reclaim_freed_pct", rp < 0 ? NULL : json_object_new_int(rp));
+		json_object_object_add(
+		    e, "reclaim_freed_bytes",
+		    s->reclaim_freed == INT64_MIN ? NULL : json_object_new_int64(s->reclaim_freed));
+		json_object_object_add(e, "reclaim_freed_pct",
+				       rp < 0 ? NULL : json_object_new_int(rp));
 		json_object_object_add(e, "note", json_object_new_string(s->note));
 		json_object_array_add(arr, e);
 	}
@@ -498,7 +515,8 @@ fail:
 
 void thps_probe_apply_measure(struct thps_probe *p, const struct thps_measure *m)
 {
-	struct thps_finding *f = (struct thps_finding *)thps_probe_finding(p, "split.frees_zero_subpages");
+	struct thps_finding *f =
+	    (struct thps_finding *)thps_probe_finding(p, "split.frees_zero_subpages");
 	char figs[160] = "";
 	size_t len = 0;
 	bool any = false, frees = false;
@@ -521,7 +539,8 @@ void thps_probe_apply_measure(struct thps_probe *p, const struct thps_measure *m
 	p->split_frees_zero_subpages = frees;
 	if (f) {
 		f->ok = frees;
-		snprintf(f->value, sizeof(f->value), "%s (measured: %s)", frees ? "yes" : "no", figs);
+		snprintf(f->value, sizeof(f->value), "%s (measured: %s)", frees ? "yes" : "no",
+			 figs);
 		snprintf(f->follows, sizeof(f->follows), "%s",
 			 frees ? "Measured on canary folios: a split frees their zero subpages at "
 				 "once, so splitting low-utilization folios gives their waste back."

@@ -22,11 +22,11 @@
 #define THPS_MEASURE_MAX_SIZES (THPS_MAX_ORDER + 1)
 
 struct thps_measure_size {
-	uint64_t size;	      /* folio size in bytes */
-	char mode[16];	      /* its effective mode: "always", "madvise" */
-	uint32_t folios;      /* canary folios the kernel really gave at this size (split set) */
-	uint64_t zero_bytes;  /* their zero subpages */
-	int64_t split_freed;  /* bytes that left after the split; INT64_MIN: not measured */
+	uint64_t size;	     /* folio size in bytes */
+	char mode[16];	     /* its effective mode: "always", "madvise" */
+	uint32_t folios;     /* canary folios the kernel really gave at this size (split set) */
+	uint64_t zero_bytes; /* their zero subpages */
+	int64_t split_freed; /* bytes that left after the split; INT64_MIN: not measured */
 	uint32_t reclaim_folios;
 	uint64_t reclaim_zero_bytes;
 	int64_t reclaim_freed; /* INT64_MIN: not measured */
@@ -34,7 +34,7 @@ struct thps_measure_size {
 };
 
 struct thps_measure {
-	bool ran;	 /* false: why says why nothing was measured */
+	bool ran; /* false: why says why nothing was measured */
 	char why[256];
 	char where[300]; /* "scratch cgroup /thpshrink-probe.123" or "the canary's RssAnon" */
 	size_t n;

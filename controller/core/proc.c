@@ -22,7 +22,8 @@ int thps_proc_cgroup_v2_path(const char *text, char *buf, size_t size)
 				return -ENAMETOOLONG;
 			memcpy(tmp, line + 3, pn);
 			tmp[pn] = '\0';
-			/* A cgroup removed under a live process reads "... (deleted)": it has no path. */
+			/* A cgroup removed under a live process reads "... (deleted)": it has no
+			 * path. */
 			if (pn > strlen(del) && !strcmp(tmp + pn - strlen(del), del))
 				return -EINVAL;
 			if (!thps_cgroup_path_valid(tmp))

@@ -82,7 +82,8 @@ int thps_registration_to_json(const struct thps_registration *r, char **ret)
 	json_object_object_add(o, "status", json_object_new_string(r->status));
 	if (r->stage[0])
 		json_object_object_add(o, "stage", json_object_new_string(r->stage));
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						  JSON_C_TO_STRING_NOSLASHESCAPE);
 	d = s ? malloc(strlen(s) + 2) : NULL;
 	if (d) {
 		strcpy(d, s);
@@ -169,7 +170,8 @@ int thps_registration_from_json(const char *buf, size_t len, struct thps_registr
 			if (copy_str(v, r.stage, sizeof(r.stage)) < 0 || !r.stage[0])
 				goto bad;
 		} else
-			goto bad; /* unknown keys are errors: the schema has additionalProperties false */
+			goto bad; /* unknown keys are errors: the schema has additionalProperties
+				     false */
 	}
 	if (seen != 127 || !registration_valid(&r))
 		goto bad;
@@ -270,10 +272,10 @@ static bool id_from_name(const char *name, char *id, size_t size)
 	return thps_oci_id_valid(id);
 }
 
-int thps_registrations_load_all(const char *dir, thps_registration_error_fn on_error, void *userdata,
-				struct thps_registration_list *ret)
+int thps_registrations_load_all(const char *dir, thps_registration_error_fn on_error,
+				void *userdata, struct thps_registration_list *ret)
 {
-	struct thps_registration_list l = { 0 };
+	struct thps_registration_list l = {0};
 	_cleanup_closedir_ DIR *d = opendir(dir);
 	size_t cap = 0;
 	struct dirent *de;
@@ -352,8 +354,8 @@ int thps_registrations_watch(const char *dir)
 		return negative_errno();
 	/* CLOSE_WRITE catches a writer that does not rename; MOVED_TO the hook's rename. */
 	if (inotify_add_watch(fd, dir,
-			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF |
-				      IN_MOVE_SELF | IN_ONLYDIR) < 0) {
+			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
+				  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) < 0) {
 		int k = negative_errno();
 
 		close(fd);
@@ -398,7 +400,7 @@ static int push_id(char (**list)[THPS_OCI_ID_MAX + 1], size_t *n, const char *id
 
 int thps_registrations_handle_events(int fd, struct thps_registration_events *ret)
 {
-	struct thps_registration_events ev = { 0 };
+	struct thps_registration_events ev = {0};
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
 	for (;;) {
@@ -420,7 +422,8 @@ int thps_registrations_handle_events(int fd, struct thps_registration_events *re
 			int k = 0;
 
 			p += sizeof(*e) + e->len;
-			if (e->mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
+			if (e->mask &
+			    (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
 				ev.rescan = true;
 				continue;
 			}
@@ -490,7 +493,7 @@ int thps_registration_alive(const struct thps_ctx *ctx, const struct thps_regist
 	if (!S_ISDIR(st.st_mode))
 		return 0;
 	if (r->pid > 0) {
-		struct thps_registration now = { 0 };
+		struct thps_registration now = {0};
 
 		k = thps_registration_set_pid(ctx, &now, r->pid);
 		if (k == -ENOENT || k == -ESRCH)

@@ -19,20 +19,20 @@
 #include "context.h"
 #include "valid.h"
 
-#define THPS_REGISTRATIONS_DIR RUNSTATEDIR "/thpshrink/containers"
-#define THPS_REGISTRATION_MAX (16 * 1024) /* a bigger file is refused */
+#define THPS_REGISTRATIONS_DIR	  RUNSTATEDIR "/thpshrink/containers"
+#define THPS_REGISTRATION_MAX	  (16 * 1024) /* a bigger file is refused */
 #define THPS_REGISTRATION_VERSION 1
 
 struct thps_registration {
 	char id[THPS_OCI_ID_MAX + 1];
-	char cgroup[THPS_CGROUP_PATH_MAX]; /* below the cgroup2 root, starts with '/' */
-	pid_t pid;                         /* container init; 0 if unknown */
-	uint64_t pid_start_time;           /* /proc/PID/stat field 22; 0 if unknown */
-	char policy[THPS_OCI_NAME_MAX + 1];/* "" = the daemon's default/matching policy */
-	char mode[8];                      /* "observe" | "enforce" | "" (policy's own mode) */
-	char created[32];                  /* RFC 3339 UTC, e.g. 2026-12-03T05:46:40Z */
-	char status[16];                   /* OCI status when written: creating|created|running */
-	char stage[24];                    /* hook stage that wrote it */
+	char cgroup[THPS_CGROUP_PATH_MAX];  /* below the cgroup2 root, starts with '/' */
+	pid_t pid;			    /* container init; 0 if unknown */
+	uint64_t pid_start_time;	    /* /proc/PID/stat field 22; 0 if unknown */
+	char policy[THPS_OCI_NAME_MAX + 1]; /* "" = the daemon's default/matching policy */
+	char mode[8];			    /* "observe" | "enforce" | "" (policy's own mode) */
+	char created[32];		    /* RFC 3339 UTC, e.g. 2026-12-03T05:46:40Z */
+	char status[16];		    /* OCI status when written: creating|created|running */
+	char stage[24];			    /* hook stage that wrote it */
 };
 
 struct thps_registration_list {
@@ -62,12 +62,13 @@ int thps_registration_remove(const char *dir, const char *id);
 int thps_registration_load(const char *dir, const char *id, struct thps_registration *ret);
 
 /* Called for each file load_all skips, so the daemon can log it. */
-typedef void (*thps_registration_error_fn)(const char *dir, const char *name, int err, void *userdata);
+typedef void (*thps_registration_error_fn)(const char *dir, const char *name, int err,
+					   void *userdata);
 
 /* Loads every valid <dir>/<id>.json (dot files, i.e. the hook's temp files, are skipped).
  * A missing dir is an empty list. Returns the number loaded, or -errno if dir cannot be read. */
-int thps_registrations_load_all(const char *dir, thps_registration_error_fn on_error, void *userdata,
-				struct thps_registration_list *ret);
+int thps_registrations_load_all(const char *dir, thps_registration_error_fn on_error,
+				void *userdata, struct thps_registration_list *ret);
 
 /* Creates dir (and its parent) with mode 0755 if missing. Returns 0 or -errno. */
 int thps_registrations_dir_ensure(const char *dir);
@@ -77,7 +78,7 @@ int thps_registrations_dir_ensure(const char *dir);
 int thps_registrations_watch(const char *dir);
 
 struct thps_registration_events {
-	char (*added)[THPS_OCI_ID_MAX + 1];   /* ids written or replaced: load them */
+	char (*added)[THPS_OCI_ID_MAX + 1]; /* ids written or replaced: load them */
 	size_t n_added;
 	char (*removed)[THPS_OCI_ID_MAX + 1]; /* ids removed: forget them */
 	size_t n_removed;

@@ -8,16 +8,15 @@
 #include "macro.h"
 #include "scan.h"
 
-#define VMSTAT_FIELD(n) { #n, offsetof(struct thps_vmstat, n) }
+#define VMSTAT_FIELD(n)                                                                            \
+	{                                                                                          \
+#n, offsetof(struct thps_vmstat, n)                                                \
+	}
 const struct thps_vmstat_field thps_vmstat_fields[] = {
-	VMSTAT_FIELD(thp_split_page),
-	VMSTAT_FIELD(thp_split_page_failed),
-	VMSTAT_FIELD(thp_deferred_split_page),
-	VMSTAT_FIELD(thp_underused_split_page),
-	VMSTAT_FIELD(thp_split_pmd),
-	VMSTAT_FIELD(thp_collapse_alloc),
-	VMSTAT_FIELD(thp_split_free),
-	VMSTAT_FIELD(thp_split_unmap),
+    VMSTAT_FIELD(thp_split_page),	   VMSTAT_FIELD(thp_split_page_failed),
+    VMSTAT_FIELD(thp_deferred_split_page), VMSTAT_FIELD(thp_underused_split_page),
+    VMSTAT_FIELD(thp_split_pmd),	   VMSTAT_FIELD(thp_collapse_alloc),
+    VMSTAT_FIELD(thp_split_free),	   VMSTAT_FIELD(thp_split_unmap),
 };
 const size_t thps_n_vmstat_fields = ELEMENTSOF(thps_vmstat_fields);
 
@@ -108,14 +107,16 @@ size_t thps_cgroup_sizes(const struct thps_cgroup_stats *c, const struct thps_ge
 		x->lowutil_folios = thps_hist_lowutil_thps(h, cut);
 		x->waste_bytes = thps_hist_lowutil_zero(h, cut) * g->page_size;
 		thps_cgroup_size_partial(c, g, o, &x->partial_folios, &x->partial_unmapped_bytes);
-		if (x->folios || x->partial_folios || (always_pmd && pmd >= 0 && o == (unsigned)pmd))
+		if (x->folios || x->partial_folios ||
+		    (always_pmd && pmd >= 0 && o == (unsigned)pmd))
 			n++;
 	}
 	return n;
 }
 
 void thps_cgroup_lowutil(const struct thps_cgroup_stats *c, const struct thps_geometry *g,
-			 unsigned cut, uint32_t orders_mask, uint64_t *ret_folios, uint64_t *ret_zero)
+			 unsigned cut, uint32_t orders_mask, uint64_t *ret_folios,
+			 uint64_t *ret_zero)
 {
 	uint64_t n = 0, z = 0;
 

@@ -28,8 +28,8 @@ struct thps_cgroup_stats {
 	/* scanner: smaller anonymous folios (mTHP), by order; [0] and orders >= the PMD's unused.
 	 * Use thps_cgroup_size_hist() to walk every size including the PMD one. */
 	struct thps_size_stats mthp[THPS_MAX_ORDER];
-	uint64_t lowutil_thps;  /* folios of every size in buckets <= lowutil_max_bucket */
-	uint64_t waste_bytes;   /* zero subpages of those folios × page size */
+	uint64_t lowutil_thps; /* folios of every size in buckets <= lowutil_max_bucket */
+	uint64_t waste_bytes;  /* zero subpages of those folios × page size */
 
 	/* scanner: large folios (every size) mapped only partly by PTEs (allocators'
 	 * MADV_DONTNEED); the PMD size's share is partial_thps - sum of mthp[].partial_folios */
@@ -69,33 +69,35 @@ static inline uint64_t thps_vmstat_value(const struct thps_vmstat *v, size_t i)
 
 struct thps_scan_summary {
 	uint64_t procs_scanned;
-	uint64_t procs_skipped;    /* exited, changed or unreadable mid-scan: never fatal */
-	uint64_t thps_scanned;     /* distinct THPs counted (read, or carried from the memo) */
-	uint64_t folios_read;      /* ... whose contents were read whole */
-	uint64_t folios_refreshed; /* ... read in the memo's refresh rotation (until proven above the cut) */
-	uint64_t folios_memo;      /* ... whose count was carried from the memo without a read */
-	uint64_t read_cpu_ns;      /* CPU spent reading contents (whole reads and refreshes) */
+	uint64_t procs_skipped;	   /* exited, changed or unreadable mid-scan: never fatal */
+	uint64_t thps_scanned;	   /* distinct THPs counted (read, or carried from the memo) */
+	uint64_t folios_read;	   /* ... whose contents were read whole */
+	uint64_t folios_refreshed; /* ... read in the memo's refresh rotation (until proven above
+				      the cut) */
+	uint64_t folios_memo;	   /* ... whose count was carried from the memo without a read */
+	uint64_t read_cpu_ns;	   /* CPU spent reading contents (whole reads and refreshes) */
 	uint64_t refresh_cpu_ns;   /* ... of it, by the refresh rotation */
-	uint64_t thps_shared;      /* further mappings of an already counted THP (same PFN) */
+	uint64_t thps_shared;	   /* further mappings of an already counted THP (same PFN) */
 	uint64_t bytes_read;
 	uint64_t wall_ns;
 	uint64_t cpu_ns;
-	uint64_t throttled_ns;     /* time slept to stay within max_thps_per_sec */
-	const char *method;        /* "PAGEMAP_SCAN" or "pagemap" */
+	uint64_t throttled_ns; /* time slept to stay within max_thps_per_sec */
+	const char *method;    /* "PAGEMAP_SCAN" or "pagemap" */
 };
 
 /* A low-utilization THP the scanner saw; the split actuator re-checks it before acting. */
 struct thps_thp_range {
 	pid_t pid;
 	uint64_t pid_starttime; /* /proc/PID/stat field 22, against pid reuse */
-	uint64_t start;         /* virtual address, THP aligned */
-	uint64_t pfn;           /* head PFN */
-	uint64_t ino;           /* memcg */
+	uint64_t start;		/* virtual address, THP aligned */
+	uint64_t pfn;		/* head PFN */
+	uint64_t ino;		/* memcg */
 	uint32_t utilized;
-	uint32_t pages;         /* folio size in pages; 0 = the PMD size (geometry subpages) */
+	uint32_t pages; /* folio size in pages; 0 = the PMD size (geometry subpages) */
 };
 /* A range's folio size in pages. */
-static inline uint32_t thps_range_pages(const struct thps_thp_range *r, const struct thps_geometry *g)
+static inline uint32_t thps_range_pages(const struct thps_thp_range *r,
+					const struct thps_geometry *g)
 {
 	return r->pages ? r->pages : g->subpages;
 }
@@ -103,12 +105,12 @@ static inline uint32_t thps_range_pages(const struct thps_thp_range *r, const st
 struct thps_memo; /* plugins/scanner/memo.h */
 
 struct thps_scan_opts {
-	pid_t pid;                  /* 0 = every process */
-	const char *cgroup;         /* NULL = every cgroup; else a path relative to the mount */
-	uint64_t max_thps_per_sec;  /* 0 = unlimited */
-	unsigned lowutil_max_bucket;/* low-util cut, default 0 (the RFC's bucket 0) */
-	bool record_ranges;         /* keep thps_thp_range for low-util THPs */
-	unsigned record_max_bucket; /* ... also up to this bucket (a policy's wider cut) */
+	pid_t pid;		     /* 0 = every process */
+	const char *cgroup;	     /* NULL = every cgroup; else a path relative to the mount */
+	uint64_t max_thps_per_sec;   /* 0 = unlimited */
+	unsigned lowutil_max_bucket; /* low-util cut, default 0 (the RFC's bucket 0) */
+	bool record_ranges;	     /* keep thps_thp_range for low-util THPs */
+	unsigned record_max_bucket;  /* ... also up to this bucket (a policy's wider cut) */
 	/* The daemon's memo of what earlier passes read (memo.h); NULL: read every folio, exact
 	 * (the CLI). Counts at or below memo_exact_max_per512 (of 512 subpages, scaled to each
 	 * folio's size) are re-read every pass; memo_refresh_folios others get their turn. */
@@ -165,7 +167,8 @@ size_t thps_cgroup_sizes(const struct thps_cgroup_stats *c, const struct thps_ge
 /* Low-utilization folios and their zero subpages (at cut) over the sizes in orders_mask (bit o
  * = folios of 2^o pages; 0 = every size): what a policy limited to some sizes acts on. */
 void thps_cgroup_lowutil(const struct thps_cgroup_stats *c, const struct thps_geometry *g,
-			 unsigned cut, uint32_t orders_mask, uint64_t *ret_folios, uint64_t *ret_zero);
+			 unsigned cut, uint32_t orders_mask, uint64_t *ret_folios,
+			 uint64_t *ret_zero);
 
 /* "64 KiB", "2 MiB": a folio size. */
 void thps_format_folio_size(char *buf, size_t size, uint64_t bytes);

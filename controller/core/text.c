@@ -76,7 +76,8 @@ int thps_text_sanitize(const char *in, size_t max, char *out, size_t size)
 	if (max <= THPS_TEXT_HASH_SUFFIX_LEN || size <= max)
 		return -ENOBUFS;
 	while (*p) {
-		size_t n = thps_utf8_len(p, SIZE_MAX), w = n == 0 || (n == 1 && is_control(*p)) ? 4 : n;
+		size_t n = thps_utf8_len(p, SIZE_MAX),
+		       w = n == 0 || (n == 1 && is_control(*p)) ? 4 : n;
 
 		/* remember where the hash suffix would go, at the last boundary that leaves room */
 		if (!cut_set && len + w > fit) {
@@ -84,7 +85,8 @@ int thps_text_sanitize(const char *in, size_t max, char *out, size_t size)
 			cut_set = true;
 		}
 		if (len + w > max) {
-			snprintf(out + cut, size - cut, "~%016llx", (unsigned long long)thps_text_hash(in));
+			snprintf(out + cut, size - cut, "~%016llx",
+				 (unsigned long long)thps_text_hash(in));
 			return (int)(cut + THPS_TEXT_HASH_SUFFIX_LEN);
 		}
 		if (w == 4 && n < 4) {

@@ -10,7 +10,7 @@
 /* The longest name any output carries, in bytes (without the NUL). A longer one keeps its
  * first bytes and ends in THPS_TEXT_HASH_SUFFIX_LEN bytes "~" + 16 hex digits of a hash of the
  * whole name, so distinct long names stay distinct and the same name always reads the same. */
-#define THPS_TEXT_MAX 256
+#define THPS_TEXT_MAX		  256
 #define THPS_TEXT_HASH_SUFFIX_LEN 17
 
 /* The length of the well-formed UTF-8 sequence at s (1 for ASCII; at most n bytes are

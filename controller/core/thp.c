@@ -20,14 +20,15 @@ int thps_geometry_load(const struct thps_ctx *ctx, struct thps_geometry *ret)
 	long ps = sysconf(_SC_PAGESIZE);
 	int r;
 
-	r = thps_path(path, sizeof(path), ctx->sys_root, "kernel/mm/transparent_hugepage/hpage_pmd_size");
+	r = thps_path(path, sizeof(path), ctx->sys_root,
+		      "kernel/mm/transparent_hugepage/hpage_pmd_size");
 	if (r < 0)
 		return r;
 	r = read_u64_file(path, &thp_size);
 	if (r < 0)
 		return r;
-	if (ps <= 0 || thp_size < (uint64_t)ps || thp_size % ps || thp_size / ps > (UINT64_C(1) << THPS_MAX_ORDER) ||
-	    thps_folio_order(thp_size / ps) < 0)
+	if (ps <= 0 || thp_size < (uint64_t)ps || thp_size % ps ||
+	    thp_size / ps > (UINT64_C(1) << THPS_MAX_ORDER) || thps_folio_order(thp_size / ps) < 0)
 		return -EINVAL;
 	ret->page_size = ps;
 	ret->thp_size = thp_size;
@@ -66,8 +67,9 @@ void thps_bucket_range_n(uint32_t nr, unsigned b, unsigned *lo, unsigned *hi)
 	uint64_t n = nr;
 
 	*lo = (unsigned)((b * n + THPS_BUCKETS - 1) / THPS_BUCKETS);
-	*hi = b >= THPS_BUCKETS - 1 ? (unsigned)n
-				    : (unsigned)(((b + 1) * n + THPS_BUCKETS - 1) / THPS_BUCKETS) - 1;
+	*hi = b >= THPS_BUCKETS - 1
+		  ? (unsigned)n
+		  : (unsigned)(((b + 1) * n + THPS_BUCKETS - 1) / THPS_BUCKETS) - 1;
 }
 
 unsigned thps_max_ptes_none_advice(const struct thps_geometry *g, unsigned max_bucket)

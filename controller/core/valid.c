@@ -7,8 +7,8 @@
 
 bool thps_name_char_valid(char c, bool glob)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-	       c == '.' || c == '-' || (glob && (c == '*' || c == '?'));
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '-' || (glob && (c == '*' || c == '?'));
 }
 
 bool thps_name_valid(const char *s, size_t max, bool glob)
@@ -43,12 +43,12 @@ const char *thps_mode_normalize(const char *s)
 }
 
 static const char *const stage_names[] = {
-	[THPS_OCI_STAGE_NONE] = "none",
-	[THPS_OCI_STAGE_CREATE_RUNTIME] = "createRuntime",
-	[THPS_OCI_STAGE_CREATE_CONTAINER] = "createContainer",
-	[THPS_OCI_STAGE_START_CONTAINER] = "startContainer",
-	[THPS_OCI_STAGE_POSTSTART] = "poststart",
-	[THPS_OCI_STAGE_POSTSTOP] = "poststop",
+    [THPS_OCI_STAGE_NONE] = "none",
+    [THPS_OCI_STAGE_CREATE_RUNTIME] = "createRuntime",
+    [THPS_OCI_STAGE_CREATE_CONTAINER] = "createContainer",
+    [THPS_OCI_STAGE_START_CONTAINER] = "startContainer",
+    [THPS_OCI_STAGE_POSTSTART] = "poststart",
+    [THPS_OCI_STAGE_POSTSTOP] = "poststop",
 };
 
 enum thps_oci_stage thps_oci_stage_from_string(const char *s)

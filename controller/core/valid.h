@@ -6,13 +6,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define THPS_OCI_ID_MAX 128
-#define THPS_OCI_NAME_MAX 64
+#define THPS_OCI_ID_MAX	     128
+#define THPS_OCI_NAME_MAX    64
 #define THPS_CGROUP_PATH_MAX 1024
 
 /* The annotations a container may carry. */
 #define THPS_ANN_POLICY "io.thpshrink.policy"
-#define THPS_ANN_MODE "io.thpshrink.mode"
+#define THPS_ANN_MODE	"io.thpshrink.mode"
 
 enum thps_oci_stage {
 	THPS_OCI_STAGE_NONE,

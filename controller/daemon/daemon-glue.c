@@ -28,7 +28,7 @@ struct dglue_policies {
 
 int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err, size_t err_size)
 {
-	struct thps_policy_errors errs = { 0 };
+	struct thps_policy_errors errs = {0};
 	struct thps_policy_set *set = NULL;
 	struct dglue_policies *p;
 	int r;
@@ -43,7 +43,8 @@ int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err,
 	if (r < 0) {
 		size_t off = 0;
 		for (size_t i = 0; i < errs.n && off + 1 < err_size; i++) {
-			int n = snprintf(err + off, err_size - off, "%s%s", i ? "; " : "", errs.msgs[i]);
+			int n = snprintf(err + off, err_size - off, "%s%s", i ? "; " : "",
+					 errs.msgs[i]);
 			if (n < 0)
 				break;
 			off += (size_t)n;
@@ -125,21 +126,23 @@ void dglue_probe(const struct thps_ctx *ctx, struct dglue_caps *ret)
 	ret->kpageflags = p->have_kpageflags;
 	if (!ret->cgroup2_memory)
 		snprintf(ret->why, sizeof(ret->why),
-			 "no cgroup v2 memory controller at '%.150s' (cgroup v1 is read-only to thpshrink)",
+			 "no cgroup v2 memory controller at '%.150s' (cgroup v1 is read-only to "
+			 "thpshrink)",
 			 p->cgroup_root[0] ? p->cgroup_root : ctx->cgroup_root);
 	else if (!ret->memory_reclaim)
-		snprintf(ret->why, sizeof(ret->why), "the kernel has no memory.reclaim (Linux >= 5.19 needed)");
+		snprintf(ret->why, sizeof(ret->why),
+			 "the kernel has no memory.reclaim (Linux >= 5.19 needed)");
 }
 
 size_t dglue_caps_flags(const struct dglue_caps *caps, struct thps_metrics_flag *flags, size_t max)
 {
 	const struct thps_metrics_flag all[] = {
-		{ "cgroup2_memory", caps->cgroup2_memory },
-		{ "debugfs_split_huge_pages", caps->split_huge_pages },
-		{ "debugfs_thp_utilization", caps->thp_utilization },
-		{ "kpageflags", caps->kpageflags },
-		{ "memory_reclaim", caps->memory_reclaim },
-		{ "pagemap", caps->pagemap },
+	    {"cgroup2_memory", caps->cgroup2_memory},
+	    {"debugfs_split_huge_pages", caps->split_huge_pages},
+	    {"debugfs_thp_utilization", caps->thp_utilization},
+	    {"kpageflags", caps->kpageflags},
+	    {"memory_reclaim", caps->memory_reclaim},
+	    {"pagemap", caps->pagemap},
 	};
 	size_t n = MIN(max, ELEMENTSOF(all));
 
@@ -164,7 +167,8 @@ const char *dglue_sources_description(void)
 	for (size_t i = 0; sources(i); i++) {
 		const struct thps_source_ops *s = sources(i);
 		if (s->name)
-			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", buf[0] ? "," : "", s->name);
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 buf[0] ? "," : "", s->name);
 	}
 	return buf[0] ? buf : "none (built without sources)";
 }
@@ -210,8 +214,9 @@ static double cgroup_pressure(const struct thps_ctx *ctx, const char *cgroup)
 }
 
 int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
-		 const struct thps_scan *scan, const struct thps_cgroup_stats *c, const char *container,
-		 const char *policy_name, bool observe_only, uint64_t now_usec, struct dglue_decision *ret)
+		 const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+		 const char *container, const char *policy_name, bool observe_only,
+		 uint64_t now_usec, struct dglue_decision *ret)
 {
 	const struct thps_policy *pol = NULL;
 
@@ -225,11 +230,11 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 	thps_cgroup_lowutil(c, &scan->geom, pol->lowutil_max_bucket,
 			    thps_policy_acted_sizes(pol, &scan->geom), &lu_n, &lu_z);
 	const struct thps_figures f = {
-		.lowutil_thps = lu_n,
-		.waste_bytes = lu_z * scan->geom.page_size,
-		.partial_bytes = c->partial_unmapped_bytes,
-		.memory_current = c->have_memstat ? c->memory_current : 0,
-		.pressure_some_avg10 = cgroup_pressure(ctx, c->path),
+	    .lowutil_thps = lu_n,
+	    .waste_bytes = lu_z * scan->geom.page_size,
+	    .partial_bytes = c->partial_unmapped_bytes,
+	    .memory_current = c->have_memstat ? c->memory_current : 0,
+	    .pressure_some_avg10 = cgroup_pressure(ctx, c->path),
 	};
 	struct thps_decision d;
 	int r;
@@ -248,7 +253,9 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 		/* Recorded by the observe actuator: what enforce would have asked. */
 		ret->action = DGLUE_ACT_OBSERVE;
 		snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
-		ret->amount = MIN(d.reclaimable, pol->max_bytes_per_action ? pol->max_bytes_per_action : UINT64_MAX);
+		ret->amount =
+		    MIN(d.reclaimable,
+			pol->max_bytes_per_action ? pol->max_bytes_per_action : UINT64_MAX);
 		ret->act = true;
 		return 0;
 	}
@@ -274,10 +281,10 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 const char *dglue_action_name(enum dglue_action a)
 {
 	static const char *const names[] = {
-		[DGLUE_ACT_OBSERVE] = "observe",
-		[DGLUE_ACT_RECLAIM] = "reclaim",
-		[DGLUE_ACT_SPLIT] = "split",
-		[DGLUE_ACT_NONE] = "none",
+	    [DGLUE_ACT_OBSERVE] = "observe",
+	    [DGLUE_ACT_RECLAIM] = "reclaim",
+	    [DGLUE_ACT_SPLIT] = "split",
+	    [DGLUE_ACT_NONE] = "none",
 	};
 
 	return (size_t)a < ELEMENTSOF(names) ? names[a] : "none";
@@ -294,12 +301,13 @@ void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_
  * reaches them, but memory.reclaim of just those bytes runs the deferred-split shrinker, which
  * splits such folios whatever max_ptes_none is. */
 static int reclaim_partial(const struct thps_ctx *ctx, const struct thps_scan *scan,
-			   const struct thps_cgroup_stats *c, uint64_t bytes, struct thps_act_result *res)
+			   const struct thps_cgroup_stats *c, uint64_t bytes,
+			   struct thps_act_result *res)
 {
 	struct thps_act_request req = {
-		.cgroup = c->path,
-		.geom = &scan->geom,
-		.amount_bytes = bytes,
+	    .cgroup = c->path,
+	    .geom = &scan->geom,
+	    .amount_bytes = bytes,
 	};
 
 	return thps_actuator_reclaim.act(ctx, &req, res);
@@ -328,11 +336,11 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 {
 	const struct thps_actuator_ops *a = thps_actuator_find(dglue_action_name(d->action));
 	struct thps_act_request req = {
-		.cgroup = c->path,
-		.geom = &scan->geom,
-		.amount_bytes = d->amount,
-		.max_bytes = d->amount,
-		.lowutil_max_bucket = d->lowutil_max_bucket,
+	    .cgroup = c->path,
+	    .geom = &scan->geom,
+	    .amount_bytes = d->amount,
+	    .max_bytes = d->amount,
+	    .lowutil_max_bucket = d->lowutil_max_bucket,
 	};
 	struct thps_act_result res, partial;
 	_cleanup_free_ struct thps_thp_range *ranges = NULL;
@@ -377,8 +385,9 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	}
 	if (r < 0)
 		return r;
-	partial_bytes = d->amount > res.asked_bytes ?
-				MIN(c->partial_unmapped_bytes, d->amount - res.asked_bytes) : 0;
+	partial_bytes = d->amount > res.asked_bytes
+			    ? MIN(c->partial_unmapped_bytes, d->amount - res.asked_bytes)
+			    : 0;
 	partial_bytes -= partial_bytes % page;
 	if (split && partial_bytes) {
 		memset(&partial, 0, sizeof(partial));

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The daemon's integration points with the other parts of thpshrink: sources, policies, the
- * decision engine, actuators and the capability probe. Each is one small function so that the
- * real modules (plugins/, policy.h, engine.h, actuator.h, probe.h) replace the stand-ins here
- * without touching the manager. The stand-ins are deliberately conservative: they never act
- * unless a policy says "enforce", the kernel has cgroup v2 memory.reclaim, and --dry-run is off. */
+/* The daemon's calls into the other parts of thpshrink: sources (plugins/registry.c),
+ * policies (policy.h), the decision engine (engine.h), actuators (actuator.h) and the one
+ * capability probe (probe.h), each behind one small function the pass calls. They never act
+ * unless a policy says "enforce", the kernel has cgroup v2 memory.reclaim, and --dry-run is
+ * off. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,16 +43,16 @@ enum dglue_action {
 const char *dglue_action_name(enum dglue_action a);
 
 struct dglue_decision {
-	char policy[72];   /* name of the matching policy ("(builtin)" when none) */
-	char rule[32];     /* the engine's rule ("min_waste", "cooldown", ...) */
+	char policy[72]; /* name of the matching policy ("(builtin)" when none) */
+	char rule[32];	 /* the engine's rule ("min_waste", "cooldown", ...) */
 	enum dglue_action action;
-	char reason[320];  /* one line, for logs and `thpshrink explain` */
-	bool act;          /* call the actuator */
-	bool dry;          /* the engine would act; the daemon only observes */
-	uint64_t amount;   /* bytes to ask for */
+	char reason[320];		    /* one line, for logs and `thpshrink explain` */
+	bool act;			    /* call the actuator */
+	bool dry;			    /* the engine would act; the daemon only observes */
+	uint64_t amount;		    /* bytes to ask for */
 	uint64_t waste_bytes, lowutil_thps; /* at the policy's low-util cut */
-	unsigned lowutil_max_bucket;        /* the policy's low-util cut */
-	uint32_t sizes_mask; /* the policy's folio sizes, 0 = every size */
+	unsigned lowutil_max_bucket;	    /* the policy's low-util cut */
+	uint32_t sizes_mask;		    /* the policy's folio sizes, 0 = every size */
 };
 
 struct dglue_caps {
@@ -62,7 +62,7 @@ struct dglue_caps {
 	bool thp_utilization;
 	bool pagemap;
 	bool kpageflags;
-	char why[256];     /* first reason the daemon must stay observe-only, "" if none */
+	char why[256]; /* first reason the daemon must stay observe-only, "" if none */
 };
 
 /* Probes what this kernel offers. Never fails: missing things are false with a reason. */
@@ -82,13 +82,14 @@ const char *dglue_sources_description(void);
  * observe_only turns actions into "observe". now_usec is CLOCK_MONOTONIC. Returns 0 or -errno
  * (-ENOSPC: too many cgroups tracked). */
 int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
-		 const struct thps_scan *scan, const struct thps_cgroup_stats *c, const char *container,
-		 const char *policy_name, bool observe_only, uint64_t now_usec, struct dglue_decision *ret);
+		 const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+		 const char *container, const char *policy_name, bool observe_only,
+		 uint64_t now_usec, struct dglue_decision *ret);
 
 struct dglue_result {
 	uint64_t requested;
-	uint64_t given_back;  /* memory.current before - after */
-	char note[512];       /* the actuator's word for the operator, "" if none */
+	uint64_t given_back; /* memory.current before - after */
+	char note[512];	     /* the actuator's word for the operator, "" if none */
 };
 
 struct dglue_result;

@@ -29,23 +29,24 @@
 
 /* MHD's own limit, never reached in practice: the soft limits below cut connections first. */
 #define HTTP_CONNECTION_LIMIT 64
-#define HTTP_SOFT_LIMIT 32      /* more open connections than this: the oldest waiting one is cut */
-#define HTTP_PER_ADDR_LIMIT 8   /* the same for the connections of one address */
-#define HTTP_TIMEOUT_SEC 10
-#define HTTP_MEMORY_LIMIT (32 * 1024) /* request line + headers must fit */
+#define HTTP_SOFT_LIMIT	      32 /* more open connections than this: the oldest waiting one is cut */
+#define HTTP_PER_ADDR_LIMIT   8	 /* the same for the connections of one address */
+#define HTTP_TIMEOUT_SEC      10
+#define HTTP_MEMORY_LIMIT     (32 * 1024) /* request line + headers must fit */
 /* A scraper sends its request at once; a client that trickles it holds a slot for nothing. */
 #define HTTP_HEAD_DEADLINE_MS 2000
 /* The answer (a few MiB at most) must be sent within this, or the reaper cuts it. */
 #define HTTP_ANSWER_DEADLINE_MS 10000
-#define HTTP_REAPER_PERIOD_MS 250
-#define HTTP_SLOTS (HTTP_CONNECTION_LIMIT + 8)
+#define HTTP_REAPER_PERIOD_MS	250
+#define HTTP_SLOTS		(HTTP_CONNECTION_LIMIT + 8)
 
 struct http_conn {
 	int fd;
 	bool used, shut;
-	bool answering;          /* a request is being answered (headers complete) */
-	struct timespec start;   /* CLOCK_MONOTONIC: connection, request or last answer's end */
-	unsigned char addr[16];  /* the client's address (IPv6: its /64), for the per-address count */
+	bool answering;	       /* a request is being answered (headers complete) */
+	struct timespec start; /* CLOCK_MONOTONIC: connection, request or last answer's end */
+	unsigned char
+	    addr[16]; /* the client's address (IPv6: its /64), for the per-address count */
 };
 
 /* One pass's exposition, shared by the server and every response still sending it. */
@@ -60,7 +61,7 @@ struct http_server {
 	pthread_mutex_t lock;
 	struct http_text *text; /* under lock */
 	unsigned port;
-	char *unix_path;        /* the Unix socket we bound, removed at stop; or NULL */
+	char *unix_path; /* the Unix socket we bound, removed at stop; or NULL */
 	/* under lock: the open connections, for the reaper thread */
 	struct http_conn conns[HTTP_SLOTS];
 	pthread_t reaper;
@@ -92,14 +93,16 @@ static bool older(const struct http_conn *a, const struct http_conn *b)
 
 /* Under lock: cuts the oldest open connection other than keep (with the same address when
  * addr is not NULL), preferring one that is not being answered. */
-static void evict_oldest(struct http_server *s, const struct http_conn *keep, const unsigned char *addr)
+static void evict_oldest(struct http_server *s, const struct http_conn *keep,
+			 const unsigned char *addr)
 {
 	struct http_conn *victim = NULL;
 
 	for (size_t i = 0; i < HTTP_SLOTS; i++) {
 		struct http_conn *c = &s->conns[i];
 
-		if (!c->used || c->shut || c == keep || (addr && memcmp(c->addr, addr, sizeof(c->addr))))
+		if (!c->used || c->shut || c == keep ||
+		    (addr && memcmp(c->addr, addr, sizeof(c->addr))))
 			continue;
 		if (!victim || (victim->answering && !c->answering) ||
 		    (victim->answering == c->answering && older(c, victim)))
@@ -133,7 +136,8 @@ static void enforce_limits(struct http_server *s, const struct http_conn *newcom
 
 static void client_addr(struct MHD_Connection *c, unsigned char out[16])
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
 
 	memset(out, 0, 16);
@@ -159,7 +163,7 @@ static void notify(void *cls, struct MHD_Connection *c, void **socket_context,
 			if (!s->conns[i].used) {
 				struct http_conn *n = &s->conns[i];
 
-				*n = (struct http_conn){ .fd = ci->connect_fd, .used = true };
+				*n = (struct http_conn){.fd = ci->connect_fd, .used = true};
 				clock_gettime(CLOCK_MONOTONIC, &n->start);
 				client_addr(c, n->addr);
 				*socket_context = n;
@@ -175,7 +179,8 @@ static void notify(void *cls, struct MHD_Connection *c, void **socket_context,
 
 static void set_answering(struct http_server *s, struct MHD_Connection *c, bool answering)
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	pthread_mutex_lock(&s->lock);
 	if (ci && ci->socket_context) {
@@ -189,7 +194,8 @@ static void set_answering(struct http_server *s, struct MHD_Connection *c, bool 
 
 /* An answer was sent (or the request failed): the next request's head is due within the
  * head deadline, counted from now. */
-static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
 {
 	(void)con_cls;
 	(void)toe;
@@ -217,7 +223,8 @@ static void *reaper(void *arg)
 			struct http_conn *c = &s->conns[i];
 
 			if (c->used && !c->shut &&
-			    elapsed_ms(&c->start) > (c->answering ? HTTP_ANSWER_DEADLINE_MS : HTTP_HEAD_DEADLINE_MS)) {
+			    elapsed_ms(&c->start) >
+				(c->answering ? HTTP_ANSWER_DEADLINE_MS : HTTP_HEAD_DEADLINE_MS)) {
 				shutdown(c->fd, SHUT_RDWR);
 				c->shut = true;
 			}
@@ -228,8 +235,8 @@ static void *reaper(void *arg)
 }
 
 static const char index_html[] =
-	"<html><head><title>thpshrinkd</title></head><body><h1>thpshrinkd</h1>"
-	"<p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
+    "<html><head><title>thpshrinkd</title></head><body><h1>thpshrinkd</h1>"
+    "<p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
 
 int http_parse_listen(const char *addr, struct sockaddr_storage *ret, unsigned *ret_len)
 {
@@ -315,14 +322,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	/* Headers are complete on the first call: answer right away, never reading a body. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
 		static const char m[] = "Method Not Allowed: only GET and HEAD\n";
-		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, plain, m, sizeof(m) - 1, MHD_RESPMEM_PERSISTENT);
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, plain, m, sizeof(m) - 1,
+			     MHD_RESPMEM_PERSISTENT);
 	}
 	if (strcmp(url, "/") == 0)
 		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html,
 			     sizeof(index_html) - 1, MHD_RESPMEM_PERSISTENT);
 	if (strcmp(url, "/metrics") != 0) {
 		static const char m[] = "Not Found: try /metrics\n";
-		return reply(c, MHD_HTTP_NOT_FOUND, plain, m, sizeof(m) - 1, MHD_RESPMEM_PERSISTENT);
+		return reply(c, MHD_HTTP_NOT_FOUND, plain, m, sizeof(m) - 1,
+			     MHD_RESPMEM_PERSISTENT);
 	}
 
 	pthread_mutex_lock(&s->lock);
@@ -332,14 +341,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	pthread_mutex_unlock(&s->lock);
 	if (!t) {
 		static const char m[] = "Service Unavailable: no scan has finished yet\n";
-		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, plain, m, sizeof(m) - 1, MHD_RESPMEM_PERSISTENT);
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, plain, m, sizeof(m) - 1,
+			     MHD_RESPMEM_PERSISTENT);
 	}
-	resp = MHD_create_response_from_buffer_with_free_callback_cls(t->len, t->data, text_unref, t);
+	resp =
+	    MHD_create_response_from_buffer_with_free_callback_cls(t->len, t->data, text_unref, t);
 	if (!resp) {
 		text_unref(t);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; version=0.0.4; charset=utf-8");
 	ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -361,7 +373,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
  * earlier run is replaced; anything else at path is left alone. Returns the fd or -errno. */
 static int bind_unix(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
@@ -377,7 +389,8 @@ static int bind_unix(const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return negative_errno();
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0 ||
+	    listen(fd, 64) < 0)
 		return negative_errno();
 	return TAKE_FD(fd);
 }
@@ -421,25 +434,21 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 	/* No MHD_OPTION_PER_IP_CONNECTION_LIMIT: MHD would refuse the newcomer; enforce_limits()
 	 * cuts the oldest instead. */
 	if (listen_fd >= 0)
-		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
-					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-					  MHD_OPTION_NOTIFY_CONNECTION, notify, s,
-					  MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-					  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
-					  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
-					  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_SEC,
-					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
-					  MHD_OPTION_END);
+		s->mhd = MHD_start_daemon(
+		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		    MHD_OPTION_NOTIFY_CONNECTION, notify, s, MHD_OPTION_NOTIFY_COMPLETED, completed,
+		    s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+		    (unsigned)HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+		    (unsigned)HTTP_TIMEOUT_SEC, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		    (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_END);
 	else
-		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
-					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-					  MHD_OPTION_NOTIFY_CONNECTION, notify, s,
-					  MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-					  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-					  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
-					  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_SEC,
-					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
-					  MHD_OPTION_END);
+		s->mhd = MHD_start_daemon(
+		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		    MHD_OPTION_NOTIFY_CONNECTION, notify, s, MHD_OPTION_NOTIFY_COMPLETED, completed,
+		    s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+		    (unsigned)HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+		    (unsigned)HTTP_TIMEOUT_SEC, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		    (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_END);
 	if (!s->mhd) {
 		r = errno > 0 ? -errno : -EADDRNOTAVAIL;
 		goto fail;

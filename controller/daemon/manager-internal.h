@@ -28,15 +28,16 @@
 /* What the daemon keeps per cgroup between passes. */
 struct crecord {
 	char *path;
-	bool seen;                        /* in the current pass */
+	bool seen; /* in the current pass */
 	struct dglue_decision last;
 	struct dglue_result last_result;
 	time_t last_time;
 	/* per action: observe, reclaim, split */
 	struct thps_metrics_action act[DGLUE_N_ACTING];
-	struct thps_recollapse split;     /* ranges the daemon split, to catch khugepaged rebuilding them */
-	uint64_t recollapsed;             /* THPs rebuilt after a split, since the start */
-	uint64_t recollapse_debt;         /* their bytes, not yet charged to the engine */
+	struct thps_recollapse
+	    split;		  /* ranges the daemon split, to catch khugepaged rebuilding them */
+	uint64_t recollapsed;	  /* THPs rebuilt after a split, since the start */
+	uint64_t recollapse_debt; /* their bytes, not yet charged to the engine */
 };
 
 /* One collection, run either inline (--once) or on the scan thread: it reads only its job. */
@@ -59,14 +60,14 @@ struct manager {
 	struct http_server *http;
 	int proc_fd;
 	sd_event_source *done_src;
-	int done_fd;             /* eventfd: the scan thread finished */
+	int done_fd; /* eventfd: the scan thread finished */
 	pthread_t thread;
-	struct scan_job *job;    /* the pass in flight, NULL if none */
-	bool again;              /* a pass was asked for while one ran */
-	uint64_t last_pass_end;  /* CLOCK_MONOTONIC usec */
+	struct scan_job *job;	/* the pass in flight, NULL if none */
+	bool again;		/* a pass was asked for while one ran */
+	uint64_t last_pass_end; /* CLOCK_MONOTONIC usec */
 
 	struct thps_registration_list regs; /* containers the OCI hook registered */
-	int regs_fd;                        /* inotify on the registrations dir, -1 if none */
+	int regs_fd;			    /* inotify on the registrations dir, -1 if none */
 	sd_event_source *regs_src, *regs_gc;
 	sd_event_source *heartbeat_timer;
 
@@ -88,7 +89,7 @@ struct manager {
 	size_t n_rec;
 
 	struct thps_engine *engine;
-	uint64_t passes_deferred; /* by the global scan budget */
+	uint64_t passes_deferred;		 /* by the global scan budget */
 	struct thps_metrics_count decisions[24]; /* by the engine's rule name, "failed", ... */
 	char decision_names[24][32];
 	size_t n_decisions;
@@ -108,7 +109,8 @@ static inline uint64_t now_mono_usec(void)
 
 /* manager.c: the first step of manager_new(): the manager with its options and nothing
  * built (every fd -1), freed by manager_free(). Returns 0 or -ENOMEM, logged. */
-int manager_alloc(const struct thps_ctx *ctx, const struct manager_options *o, struct manager **ret);
+int manager_alloc(const struct thps_ctx *ctx, const struct manager_options *o,
+		  struct manager **ret);
 
 /* pass.c */
 /* The record of the cgroup at path, created (counters zero) if there is none; NULL when out

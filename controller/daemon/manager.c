@@ -71,7 +71,9 @@ static void pass_start(struct manager *m, const char *why)
 	}
 	if (m->have_scan && thps_engine_scan_budget(m->engine, now_mono_usec()) == 0) {
 		/* 1,000 cgroups or a huge machine must not make the daemon a noisy neighbour. */
-		log_debug("Pass (%s) deferred: the scan budget (CPU share, THPs per second) is spent", why);
+		log_debug(
+		    "Pass (%s) deferred: the scan budget (CPU share, THPs per second) is spent",
+		    why);
 		m->passes_deferred++;
 		heartbeat(m);
 		rearm_timer(m);
@@ -164,7 +166,6 @@ static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-
 /* A burst of execs makes one pass, EXEC_DEBOUNCE_USEC after the first, and never sooner than
  * half an interval after the last pass ended: on a busy host (builds, cron) process events
  * must not turn into back-to-back full scans. */
@@ -176,12 +177,14 @@ static void schedule_prompt(struct manager *m)
 	if (sd_event_source_get_enabled(m->debounce, &enabled) >= 0 && enabled != SD_EVENT_OFF)
 		return;
 	if (m->job)
-		return; /* the pass in flight re-arms the timer; the next one sees the new process */
+		return; /* the pass in flight re-arms the timer; the next one sees the new process
+			 */
 	if (m->last_pass_end + m->o.interval_usec / 2 > at)
 		at = m->last_pass_end + m->o.interval_usec / 2;
 	if (sd_event_source_set_time(m->debounce, at) < 0 ||
 	    sd_event_source_set_enabled(m->debounce, SD_EVENT_ONESHOT) < 0)
-		log_warning("Failed to arm the prompt-scan timer, the next periodic pass will see it");
+		log_warning(
+		    "Failed to arm the prompt-scan timer, the next periodic pass will see it");
 }
 
 static int on_proc(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -191,7 +194,7 @@ static int on_proc(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	char buf[8192] __attribute__((aligned(8)));
 
 	for (int round = 0; round < 64; round++) {
-		struct sockaddr_nl from = { 0 };
+		struct sockaddr_nl from = {0};
 		socklen_t fromlen = sizeof(from);
 		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fromlen);
 		int k;
@@ -203,15 +206,17 @@ static int on_proc(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 				return 0;
 			if (errno == ENOBUFS) {
 				m->proc_overflows++;
-				log_warning("The proc connector socket buffer overflowed (events lost); "
-					    "rescanning everything");
+				log_warning(
+				    "The proc connector socket buffer overflowed (events lost); "
+				    "rescanning everything");
 				schedule_prompt(m);
 				continue;
 			}
-			return log_warning_errno(negative_errno(), "Failed to read process events, ignoring: %m");
+			return log_warning_errno(negative_errno(),
+						 "Failed to read process events, ignoring: %m");
 		}
-		/* Only the kernel (port 0) speaks for the proc connector; a local process can unicast
-		 * to our port too. */
+		/* Only the kernel (port 0) speaks for the proc connector; a local process can
+		 * unicast to our port too. */
 		if (fromlen < sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0)
 			continue;
 		k = thps_proc_events_parse(buf, n, ev, ELEMENTSOF(ev));
@@ -260,8 +265,8 @@ static void setup_proc_events(struct manager *m)
 		log_notice("Process events unavailable (%s%s); polling every %.0fs instead",
 			   strerror(-fd),
 			   fd == -EPERM || fd == -EPROTONOSUPPORT || fd == -ECONNREFUSED
-				   ? ": not in the initial network namespace or no proc connector"
-				   : "",
+			       ? ": not in the initial network namespace or no proc connector"
+			       : "",
 			   m->o.interval_usec / 1e6);
 		return;
 	}
@@ -284,7 +289,8 @@ static int setup_http(struct manager *m)
 	if (n == 1) {
 		r = http_server_start(NULL, SD_LISTEN_FDS_START, &m->http);
 		if (r < 0)
-			return log_error_errno(r, "Failed to serve /metrics on the systemd socket: %m");
+			return log_error_errno(
+			    r, "Failed to serve /metrics on the systemd socket: %m");
 		log_info("Serving /metrics on the socket passed by systemd");
 		return 0;
 	}
@@ -293,7 +299,8 @@ static int setup_http(struct manager *m)
 	r = http_server_start(m->o.listen, -1, &m->http);
 	if (r < 0)
 		return log_error_errno(r, "Failed to listen on '%s'%s: %m", m->o.listen,
-				       r == -EINVAL ? " (expected ADDR:PORT, e.g. 127.0.0.1:9477)" : "");
+				       r == -EINVAL ? " (expected ADDR:PORT, e.g. 127.0.0.1:9477)"
+						    : "");
 	log_info("Serving /metrics on %s", m->o.listen);
 	return 0;
 }
@@ -315,9 +322,9 @@ static void measure_at_start(const struct thps_ctx *ctx, const struct thps_geome
 
 		log_info("Probe measured %" PRIu64 " KiB folios [%s]: split freed %d %% of %" PRIu64
 			 " zero bytes (%u folios), memory.reclaim %d %% of %" PRIu64 "%s%s",
-			 z->size >> 10, z->mode, thps_measure_split_pct(z), z->zero_bytes, z->folios,
-			 thps_measure_reclaim_pct(z), z->reclaim_zero_bytes, z->note[0] ? "; " : "",
-			 z->note);
+			 z->size >> 10, z->mode, thps_measure_split_pct(z), z->zero_bytes,
+			 z->folios, thps_measure_reclaim_pct(z), z->reclaim_zero_bytes,
+			 z->note[0] ? "; " : "", z->note);
 	}
 }
 
@@ -343,13 +350,15 @@ static int setup_scan(struct manager *m)
 	int r = thps_geometry_load(&m->ctx, &m->geom);
 
 	if (r < 0) {
-		log_warning_errno(r, "Cannot read the THP size (%s), assuming 4 KiB pages and 2 MiB THPs: %m",
-				  r == -ENOENT ? "no THP support" : "bad hpage_pmd_size");
+		log_warning_errno(
+		    r, "Cannot read the THP size (%s), assuming 4 KiB pages and 2 MiB THPs: %m",
+		    r == -ENOENT ? "no THP support" : "bad hpage_pmd_size");
 		thps_geometry_default(&m->geom);
 	}
 	thps_scan_init(&m->scan, &m->geom);
 	if (!m->o.exact_scan) {
-		r = scan_memo_new(m->o.refresh_cpu_percent > 0 ? m->o.refresh_cpu_percent : SCAN_MEMO_REFRESH_CPU_DEFAULT,
+		r = scan_memo_new(m->o.refresh_cpu_percent > 0 ? m->o.refresh_cpu_percent
+							       : SCAN_MEMO_REFRESH_CPU_DEFAULT,
 				  m->o.interval_usec, &m->memo);
 		if (r < 0)
 			return log_error_errno(r, "Failed to set up the scan memo: %m");
@@ -366,10 +375,13 @@ static void probe_kernel(struct manager *m)
 	/* Actuators and the probe need the hierarchy's mount and version; find them once. */
 	r = thps_cgroups_find_mount(&m->ctx);
 	if (r < 0)
-		log_notice("No memory cgroup hierarchy found (%s): figures per cgroup are named by inode, "
-			   "nothing can be acted on", strerror(-r));
+		log_notice(
+		    "No memory cgroup hierarchy found (%s): figures per cgroup are named by inode, "
+		    "nothing can be acted on",
+		    strerror(-r));
 	else
-		log_info("Memory cgroups: cgroup v%d at '%s'", m->ctx.cgroup_version, m->ctx.cgroup_root);
+		log_info("Memory cgroups: cgroup v%d at '%s'", m->ctx.cgroup_version,
+			 m->ctx.cgroup_root);
 	dglue_probe(&m->ctx, &m->caps);
 	log_info("Kernel: cgroup2 memory %s, memory.reclaim %s, debugfs split_huge_pages %s, "
 		 "thp_utilization %s, pagemap %s, kpageflags %s",
@@ -415,8 +427,8 @@ static int setup_timers(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to add the scan timer: %m");
 	(void)sd_event_source_set_description(m->timer, "scan-timer");
-	r = sd_event_add_time_relative(m->event, &m->debounce, CLOCK_MONOTONIC, EXEC_DEBOUNCE_USEC, 0,
-				       on_debounce, m);
+	r = sd_event_add_time_relative(m->event, &m->debounce, CLOCK_MONOTONIC, EXEC_DEBOUNCE_USEC,
+				       0, on_debounce, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to add the prompt-scan timer: %m");
 	(void)sd_event_source_set_description(m->debounce, "exec-debounce");

@@ -10,17 +10,17 @@
 
 struct manager_options {
 	const char *policy_dir;
-	const char *listen;         /* "ADDR:PORT" or "none" */
-	const char *textfile;       /* NULL = off */
-	const char *state_dir;      /* status.json goes here */
+	const char *listen;    /* "ADDR:PORT" or "none" */
+	const char *textfile;  /* NULL = off */
+	const char *state_dir; /* status.json goes here */
 	const char *registrations_dir;
-	const char *cgroup;         /* only this subtree (relative to the mount); NULL = all */
+	const char *cgroup; /* only this subtree (relative to the mount); NULL = all */
 	uint64_t interval_usec;
 	uint64_t max_thps_per_sec;
 	unsigned scan_cpu_percent;  /* 0 = the engine's default (5 %) */
 	size_t metrics_max_cgroups; /* per-cgroup series for at most this many; 0 = default */
 	double refresh_cpu_percent; /* the scan memo's refresh rotation; 0 = the default */
-	bool exact_scan;            /* no memo: read every folio every pass */
+	bool exact_scan;	    /* no memo: read every folio every pass */
 	bool dry_run;
 	bool once;
 };

@@ -87,8 +87,8 @@ static void put_label(struct out *o, const char *value)
 struct selected {
 	const char *path;
 	uint64_t ino;
-	uint64_t score;  /* low-util waste + partially mapped bytes */
-	bool counters;   /* has action, re-collapse or container series */
+	uint64_t score; /* low-util waste + partially mapped bytes */
+	bool counters;	/* has action, re-collapse or container series */
 	bool keep;
 };
 
@@ -105,7 +105,8 @@ static int cmp_sel_path(const void *a, const void *b)
 
 static int cmp_sel_rank(const void *a, const void *b)
 {
-	const struct selected *x = *(const struct selected *const *)a, *y = *(const struct selected *const *)b;
+	const struct selected *x = *(const struct selected *const *)a,
+			      *y = *(const struct selected *const *)b;
 
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
@@ -114,10 +115,11 @@ static int cmp_sel_rank(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-static void sel_add(struct selection *s, const char *path, uint64_t ino, uint64_t score, bool counters)
+static void sel_add(struct selection *s, const char *path, uint64_t ino, uint64_t score,
+		    bool counters)
 {
-	s->v[s->n++] = (struct selected){ .path = path ? path : "", .ino = ino, .score = score,
-					  .counters = counters };
+	s->v[s->n++] = (struct selected){
+	    .path = path ? path : "", .ino = ino, .score = score, .counters = counters};
 }
 
 /* Collects every cgroup any series would name, merges duplicates, keeps the max best ranked.
@@ -125,8 +127,9 @@ static void sel_add(struct selection *s, const char *path, uint64_t ino, uint64_
 static int select_cgroups(const struct thps_metrics_input *in, size_t max, struct selection *ret)
 {
 	const struct thps_scan *sc = in->scan;
-	size_t cap = (sc ? sc->n_cgroups : 0) + in->n_actions + in->n_recollapsed + in->n_containers;
-	struct selection s = { .v = calloc(cap + 1, sizeof(*s.v)) };
+	size_t cap =
+	    (sc ? sc->n_cgroups : 0) + in->n_actions + in->n_recollapsed + in->n_containers;
+	struct selection s = {.v = calloc(cap + 1, sizeof(*s.v))};
 	_cleanup_free_ struct selected **rank = NULL;
 	size_t j = 0;
 
@@ -170,7 +173,7 @@ static int select_cgroups(const struct thps_metrics_input *in, size_t max, struc
 
 static const struct selected *sel_find(const struct selection *s, const char *path)
 {
-	struct selected key = { .path = path ? path : "" };
+	struct selected key = {.path = path ? path : ""};
 
 	return bsearch(&key, s->v, s->n, sizeof(*s->v), cmp_sel_path);
 }
@@ -240,7 +243,8 @@ static void cgroup_sizes(struct out *o, const struct thps_scan *s)
 	       "utilization bucket (utilized subpages of that size).");
 	for (size_t i = 0; i < s->n_cgroups; i++) {
 		struct thps_size_figures z[THPS_MAX_ORDER];
-		size_t n = thps_cgroup_sizes(&s->cgroups[i], &s->geom, s->lowutil_max_bucket, false, z);
+		size_t n =
+		    thps_cgroup_sizes(&s->cgroups[i], &s->geom, s->lowutil_max_bucket, false, z);
 
 		for (size_t k = 0; k < n; k++)
 			for (unsigned b = 0; b < THPS_BUCKETS; b++) {
@@ -249,7 +253,8 @@ static void cgroup_sizes(struct out *o, const struct thps_scan *s)
 				thps_bucket_range_n(z[k].subpages, b, &lo, &hi);
 				if (lo > hi)
 					continue;
-				if (!cgroup_series(o, "thpshrink_cgroup_folios", s->cgroups[i].path))
+				if (!cgroup_series(o, "thpshrink_cgroup_folios",
+						   s->cgroups[i].path))
 					break;
 				put(o, ",size=\"%" PRIu64 "\",bucket=\"%u-%u\"} %" PRIu64 "\n",
 				    z[k].size_bytes, lo, hi, z[k].hist->thps[b]);
@@ -259,12 +264,15 @@ static void cgroup_sizes(struct out *o, const struct thps_scan *s)
 	       "Zero subpages of the cgroup's low-utilization folios of one size, in bytes.");
 	for (size_t i = 0; i < s->n_cgroups; i++) {
 		struct thps_size_figures z[THPS_MAX_ORDER];
-		size_t n = thps_cgroup_sizes(&s->cgroups[i], &s->geom, s->lowutil_max_bucket, false, z);
+		size_t n =
+		    thps_cgroup_sizes(&s->cgroups[i], &s->geom, s->lowutil_max_bucket, false, z);
 
 		for (size_t k = 0; k < n; k++) {
-			if (!cgroup_series(o, "thpshrink_cgroup_size_waste_bytes", s->cgroups[i].path))
+			if (!cgroup_series(o, "thpshrink_cgroup_size_waste_bytes",
+					   s->cgroups[i].path))
 				break;
-			put(o, ",size=\"%" PRIu64 "\"} %" PRIu64 "\n", z[k].size_bytes, z[k].waste_bytes);
+			put(o, ",size=\"%" PRIu64 "\"} %" PRIu64 "\n", z[k].size_bytes,
+			    z[k].waste_bytes);
 		}
 	}
 }
@@ -287,14 +295,16 @@ static void actions(struct out *o, const struct thps_metrics_input *in)
 		const char *name, *help;
 		size_t offset;
 	} fams[] = {
-		{ "thpshrink_actions_total", "Actions taken per cgroup and action (observe: would have acted).",
-		  offsetof(struct thps_metrics_action, count) },
-		{ "thpshrink_action_failures_total", "Actions the kernel refused or that failed.",
-		  offsetof(struct thps_metrics_action, failures) },
-		{ "thpshrink_requested_bytes_total", "Bytes the daemon asked the kernel to give back.",
-		  offsetof(struct thps_metrics_action, bytes_requested) },
-		{ "thpshrink_given_back_bytes_total", "Bytes given back, measured before and after each action.",
-		  offsetof(struct thps_metrics_action, bytes_given_back) },
+	    {"thpshrink_actions_total",
+	     "Actions taken per cgroup and action (observe: would have acted).",
+	     offsetof(struct thps_metrics_action, count)},
+	    {"thpshrink_action_failures_total", "Actions the kernel refused or that failed.",
+	     offsetof(struct thps_metrics_action, failures)},
+	    {"thpshrink_requested_bytes_total", "Bytes the daemon asked the kernel to give back.",
+	     offsetof(struct thps_metrics_action, bytes_requested)},
+	    {"thpshrink_given_back_bytes_total",
+	     "Bytes given back, measured before and after each action.",
+	     offsetof(struct thps_metrics_action, bytes_given_back)},
 	};
 
 	for (size_t f = 0; f < ELEMENTSOF(fams); f++) {
@@ -305,7 +315,8 @@ static void actions(struct out *o, const struct thps_metrics_input *in)
 				continue;
 			put(o, ",action=\"");
 			put_label(o, a->action);
-			put(o, "\"} %" PRIu64 "\n", *(const uint64_t *)((const char *)a + fams[f].offset));
+			put(o, "\"} %" PRIu64 "\n",
+			    *(const uint64_t *)((const char *)a + fams[f].offset));
 		}
 	}
 }
@@ -314,19 +325,24 @@ static void scan_summary(struct out *o, const struct thps_scan *s)
 {
 	const struct thps_scan_summary *m = &s->summary;
 
-	family(o, "thpshrink_scan_thps", "gauge", "Distinct THPs whose contents the last scan read.");
+	family(o, "thpshrink_scan_thps", "gauge",
+	       "Distinct THPs whose contents the last scan read.");
 	put(o, "thpshrink_scan_thps %" PRIu64 "\n", m->thps_scanned);
-	family(o, "thpshrink_scan_shared_thps", "gauge", "Further mappings of THPs already counted in the last scan.");
+	family(o, "thpshrink_scan_shared_thps", "gauge",
+	       "Further mappings of THPs already counted in the last scan.");
 	put(o, "thpshrink_scan_shared_thps %" PRIu64 "\n", m->thps_shared);
-	family(o, "thpshrink_scan_read_bytes", "gauge", "Bytes of process memory the last scan read.");
+	family(o, "thpshrink_scan_read_bytes", "gauge",
+	       "Bytes of process memory the last scan read.");
 	put(o, "thpshrink_scan_read_bytes %" PRIu64 "\n", m->bytes_read);
 	family(o, "thpshrink_scan_folios", "gauge",
-	       "THPs the last scan counted, by how: read whole, refreshed (read until proven above the "
+	       "THPs the last scan counted, by how: read whole, refreshed (read until proven above "
+	       "the "
 	       "cut), or carried from the memo without a read.");
 	put(o, "thpshrink_scan_folios{how=\"read\"} %" PRIu64 "\n", m->folios_read);
 	put(o, "thpshrink_scan_folios{how=\"refreshed\"} %" PRIu64 "\n", m->folios_refreshed);
 	put(o, "thpshrink_scan_folios{how=\"memo\"} %" PRIu64 "\n", m->folios_memo);
-	family(o, "thpshrink_scan_read_cpu_seconds", "gauge", "CPU time the last scan spent reading THP contents.");
+	family(o, "thpshrink_scan_read_cpu_seconds", "gauge",
+	       "CPU time the last scan spent reading THP contents.");
 	put(o, "thpshrink_scan_read_cpu_seconds %.6f\n", m->read_cpu_ns / 1e9);
 	family(o, "thpshrink_scan_processes", "gauge", "Processes the last scan walked.");
 	put(o, "thpshrink_scan_processes %" PRIu64 "\n", m->procs_scanned);
@@ -346,16 +362,20 @@ static void kernel_figures(struct out *o, const struct thps_scan *s)
 {
 	if (s->have_kernel_hist) {
 		for (int zero = 0; zero <= 1; zero++) {
-			const char *name = zero ? "thpshrink_kernel_zero_subpages" : "thpshrink_kernel_thps";
+			const char *name =
+			    zero ? "thpshrink_kernel_zero_subpages" : "thpshrink_kernel_thps";
 			family(o, name, "gauge",
-			       zero ? "Zero subpages by utilization bucket, machine-wide, from the kernel's thp_utilization."
-				    : "THPs by utilization bucket, machine-wide, from the kernel's thp_utilization.");
+			       zero ? "Zero subpages by utilization bucket, machine-wide, from the "
+				      "kernel's thp_utilization."
+				    : "THPs by utilization bucket, machine-wide, from the kernel's "
+				      "thp_utilization.");
 			for (unsigned b = 0; b < THPS_BUCKETS; b++) {
 				char label[32];
 
 				bucket_label(&s->geom, b, label, sizeof(label));
 				put(o, "%s{bucket=\"%s\"} %" PRIu64 "\n", name, label,
-				    zero ? s->kernel_hist.zero_subpages[b] : s->kernel_hist.thps[b]);
+				    zero ? s->kernel_hist.zero_subpages[b]
+					 : s->kernel_hist.thps[b]);
 			}
 		}
 	}
@@ -368,8 +388,9 @@ static void kernel_figures(struct out *o, const struct thps_scan *s)
 			if (val == UINT64_MAX)
 				continue;
 			snprintf(name, sizeof(name), "thpshrink_vmstat_%s_total", key);
-			put(o, "# HELP %s The kernel's /proc/vmstat counter %s.\n# TYPE %s counter\n", name,
-			    key, name);
+			put(o,
+			    "# HELP %s The kernel's /proc/vmstat counter %s.\n# TYPE %s counter\n",
+			    name, key, name);
 			put(o, "%s %" PRIu64 "\n", name, val);
 		}
 	}
@@ -383,13 +404,14 @@ static void sel_free(struct selection *s)
 int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t size)
 {
 	_cleanup_(sel_free) struct selection sel = {};
-	struct out o = { .buf = buf, .size = size, .sel = &sel };
+	struct out o = {.buf = buf, .size = size, .sel = &sel};
 	int r;
 
 	if (!in || !buf || size == 0)
 		return -EINVAL;
 	buf[0] = '\0';
-	r = select_cgroups(in, in->max_cgroups ? in->max_cgroups : THPS_METRICS_MAX_CGROUPS_DEFAULT, &sel);
+	r = select_cgroups(in, in->max_cgroups ? in->max_cgroups : THPS_METRICS_MAX_CGROUPS_DEFAULT,
+			   &sel);
 	if (r < 0)
 		return r;
 
@@ -398,7 +420,8 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 	put_label(&o, in->version);
 	put(&o, "\"} 1\n");
 
-	family(&o, "thpshrink_dry_run", "gauge", "1 if the daemon only observes, whatever the policies say.");
+	family(&o, "thpshrink_dry_run", "gauge",
+	       "1 if the daemon only observes, whatever the policies say.");
 	put(&o, "thpshrink_dry_run %d\n", in->dry_run ? 1 : 0);
 
 	family(&o, "thpshrink_kernel_capability", "gauge",
@@ -419,20 +442,25 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 	family(&o, "thpshrink_policy_load_errors_total", "counter",
 	       "Policy loads or reloads rejected; the last good set stayed in force.");
 	put(&o, "thpshrink_policy_load_errors_total %" PRIu64 "\n", in->policy_load_errors_total);
-	family(&o, "thpshrink_policy_last_load_success", "gauge", "1 if the last policy load or reload succeeded.");
+	family(&o, "thpshrink_policy_last_load_success", "gauge",
+	       "1 if the last policy load or reload succeeded.");
 	put(&o, "thpshrink_policy_last_load_success %d\n", in->policy_last_load_ok ? 1 : 0);
 
 	family(&o, "thpshrink_scans_total", "counter", "Scan passes completed.");
 	put(&o, "thpshrink_scans_total %" PRIu64 "\n", in->scans_total);
-	family(&o, "thpshrink_scan_errors_total", "counter", "Scan passes in which a source failed.");
+	family(&o, "thpshrink_scan_errors_total", "counter",
+	       "Scan passes in which a source failed.");
 	put(&o, "thpshrink_scan_errors_total %" PRIu64 "\n", in->scan_errors_total);
-	family(&o, "thpshrink_last_scan_timestamp_seconds", "gauge", "When the last pass ended (Unix time).");
+	family(&o, "thpshrink_last_scan_timestamp_seconds", "gauge",
+	       "When the last pass ended (Unix time).");
 	put(&o, "thpshrink_last_scan_timestamp_seconds %.3f\n", in->last_scan_timestamp);
-	family(&o, "thpshrink_proc_events_total", "counter", "Process events read from the kernel's proc connector.");
+	family(&o, "thpshrink_proc_events_total", "counter",
+	       "Process events read from the kernel's proc connector.");
 	put(&o, "thpshrink_proc_events_total %" PRIu64 "\n", in->proc_events_total);
 	family(&o, "thpshrink_proc_event_overflows_total", "counter",
 	       "Times the proc connector socket overflowed (each forces a full rescan).");
-	put(&o, "thpshrink_proc_event_overflows_total %" PRIu64 "\n", in->proc_event_overflows_total);
+	put(&o, "thpshrink_proc_event_overflows_total %" PRIu64 "\n",
+	    in->proc_event_overflows_total);
 
 	family(&o, "thpshrink_decisions_total", "counter", "Engine decisions, by outcome.");
 	for (size_t i = 0; i < in->n_decisions; i++) {
@@ -444,13 +472,15 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 	actions(&o, in);
 
 	family(&o, "thpshrink_recollapsed_thps_total", "counter",
-	       "THPs khugepaged rebuilt after the daemon split them (lower khugepaged/max_ptes_none).");
+	       "THPs khugepaged rebuilt after the daemon split them (lower "
+	       "khugepaged/max_ptes_none).");
 	for (size_t i = 0; i < in->n_recollapsed; i++)
 		cgroup_value(&o, "thpshrink_recollapsed_thps_total", in->recollapsed[i].cgroup,
 			     in->recollapsed[i].value);
 
 	family(&o, "thpshrink_container_info", "gauge",
-	       "A registered container and its cgroup; always 1. Join on cgroup for the container id.");
+	       "A registered container and its cgroup; always 1. Join on cgroup for the container "
+	       "id.");
 	for (size_t i = 0; i < in->n_containers; i++) {
 		if (!cgroup_series(&o, "thpshrink_container_info", in->containers[i].cgroup))
 			continue;
@@ -462,13 +492,17 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 	}
 
 	if (in->memo_enabled) {
-		family(&o, "thpshrink_scan_memo_entries", "gauge", "THPs the scan memo holds a count of.");
+		family(&o, "thpshrink_scan_memo_entries", "gauge",
+		       "THPs the scan memo holds a count of.");
 		put(&o, "thpshrink_scan_memo_entries %" PRIu64 "\n", in->memo_entries);
-		family(&o, "thpshrink_scan_memo_bytes", "gauge", "Memory of the scan memo's table.");
+		family(&o, "thpshrink_scan_memo_bytes", "gauge",
+		       "Memory of the scan memo's table.");
 		put(&o, "thpshrink_scan_memo_bytes %" PRIu64 "\n", in->memo_bytes);
 		family(&o, "thpshrink_scan_full_refresh_seconds", "gauge",
-		       "Time until the refresh rotation has re-read every THP in the memo, at its current pace.");
-		put(&o, "thpshrink_scan_full_refresh_seconds %.1f\n", in->memo_full_refresh_seconds);
+		       "Time until the refresh rotation has re-read every THP in the memo, at its "
+		       "current pace.");
+		put(&o, "thpshrink_scan_full_refresh_seconds %.1f\n",
+		    in->memo_full_refresh_seconds);
 	}
 
 	if (in->scan) {
@@ -477,11 +511,13 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 		scan_summary(&o, s);
 		cgroup_hist(&o, s, false);
 		cgroup_hist(&o, s, true);
-		cgroup_family(&o, s, "thpshrink_cgroup_lowutil_thps",
-			      "Low-utilization THPs of the cgroup (at or below the low-util bucket).",
-			      offsetof(struct thps_cgroup_stats, lowutil_thps), false);
+		cgroup_family(
+		    &o, s, "thpshrink_cgroup_lowutil_thps",
+		    "Low-utilization THPs of the cgroup (at or below the low-util bucket).",
+		    offsetof(struct thps_cgroup_stats, lowutil_thps), false);
 		cgroup_family(&o, s, "thpshrink_cgroup_waste_bytes",
-			      "Zero subpages of the cgroup's low-utilization THPs, in bytes: what a split gives back.",
+			      "Zero subpages of the cgroup's low-utilization THPs, in bytes: what "
+			      "a split gives back.",
 			      offsetof(struct thps_cgroup_stats, waste_bytes), false);
 		cgroup_family(&o, s, "thpshrink_cgroup_partially_mapped_thps",
 			      "THP folios of the cgroup mapped only partly.",
@@ -489,9 +525,11 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 		cgroup_family(&o, s, "thpshrink_cgroup_partially_mapped_bytes",
 			      "Unmapped but still charged bytes of partly mapped THPs.",
 			      offsetof(struct thps_cgroup_stats, partial_unmapped_bytes), false);
-		cgroup_family(&o, s, "thpshrink_cgroup_memory_current_bytes", "The cgroup's memory.current.",
+		cgroup_family(&o, s, "thpshrink_cgroup_memory_current_bytes",
+			      "The cgroup's memory.current.",
 			      offsetof(struct thps_cgroup_stats, memory_current), true);
-		cgroup_family(&o, s, "thpshrink_cgroup_anon_thp_bytes", "The cgroup's memory.stat anon_thp.",
+		cgroup_family(&o, s, "thpshrink_cgroup_anon_thp_bytes",
+			      "The cgroup's memory.stat anon_thp.",
 			      offsetof(struct thps_cgroup_stats, anon_thp_bytes), true);
 		cgroup_sizes(&o, s);
 		kernel_figures(&o, s);

@@ -13,11 +13,11 @@
 /* What the daemon did to one cgroup with one action, since it started. */
 struct thps_metrics_action {
 	const char *cgroup;
-	const char *action;          /* "reclaim", "split", "observe" */
-	uint64_t count;              /* actions taken (observe: decisions that would have acted) */
+	const char *action; /* "reclaim", "split", "observe" */
+	uint64_t count;	    /* actions taken (observe: decisions that would have acted) */
 	uint64_t failures;
 	uint64_t bytes_requested;
-	uint64_t bytes_given_back;   /* measured: memory.current / anon_thp before - after */
+	uint64_t bytes_given_back; /* measured: memory.current / anon_thp before - after */
 };
 
 /* A named 0/1 kernel capability from the probe ("memory_reclaim", "split_huge_pages", ...). */
@@ -42,7 +42,7 @@ struct thps_metrics_count {
 struct thps_metrics_container {
 	const char *cgroup;
 	const char *id;
-	const char *policy;                 /* the policy the engine applied; "" before a decision */
+	const char *policy; /* the policy the engine applied; "" before a decision */
 };
 
 /* A per-cgroup counter: THPs khugepaged rebuilt after the daemon split them (recollapse.h). */
@@ -57,14 +57,14 @@ struct thps_metrics_cgroup_count {
 
 struct thps_metrics_input {
 	const char *version;
-	size_t max_cgroups;                 /* 0 = THPS_METRICS_MAX_CGROUPS_DEFAULT */
-	const struct thps_scan *scan;       /* NULL before the first pass */
+	size_t max_cgroups;	      /* 0 = THPS_METRICS_MAX_CGROUPS_DEFAULT */
+	const struct thps_scan *scan; /* NULL before the first pass */
 	uint64_t scans_total;
 	uint64_t scan_errors_total;
-	double last_scan_timestamp;         /* seconds since the epoch, 0 = never */
+	double last_scan_timestamp; /* seconds since the epoch, 0 = never */
 
 	uint64_t policies_loaded;
-	uint64_t policy_load_errors_total;  /* failed loads/reloads (the old set stayed) */
+	uint64_t policy_load_errors_total; /* failed loads/reloads (the old set stayed) */
 	bool policy_last_load_ok;
 
 	const struct thps_metrics_action *actions;

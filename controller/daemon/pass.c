@@ -92,7 +92,8 @@ static void count_decision(struct manager *m, const char *name)
 			return;
 		}
 	if (m->n_decisions < ELEMENTSOF(m->decisions)) {
-		snprintf(m->decision_names[m->n_decisions], sizeof(m->decision_names[0]), "%s", name);
+		snprintf(m->decision_names[m->n_decisions], sizeof(m->decision_names[0]), "%s",
+			 name);
 		m->decisions[m->n_decisions].name = m->decision_names[m->n_decisions];
 		m->decisions[m->n_decisions++].value = 1;
 	}
@@ -106,25 +107,29 @@ static void log_recollapse(const struct manager *m, const char *cgroup, size_t n
 
 	if (thps_max_ptes_none_get(&m->ctx, &mpn) == 0)
 		snprintf(now, sizeof(now), "%u", mpn);
-	log_warning("cgroup '%s': khugepaged re-collapsed %zu THPs split earlier (max_ptes_none %s); "
-		    "--set-max-ptes-none %u (thpshrink reclaim) keeps THPs of buckets 0-%u split; "
-		    "global trade-off: khugepaged then also leaves ranges with more than %u empty "
-		    "subpages as small pages, for every process; the split action backs off meanwhile. "
-		    "Per workload instead (Linux 6.18+): the program calls prctl(PR_SET_THP_DISABLE, 1, "
-		    "PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) (or its unit sets systemd's MemoryTHP=) so "
-		    "that only ranges it madvises get THPs",
-		    cgroup, n, now, advice, bucket, advice);
+	log_warning(
+	    "cgroup '%s': khugepaged re-collapsed %zu THPs split earlier (max_ptes_none %s); "
+	    "--set-max-ptes-none %u (thpshrink reclaim) keeps THPs of buckets 0-%u split; "
+	    "global trade-off: khugepaged then also leaves ranges with more than %u empty "
+	    "subpages as small pages, for every process; the split action backs off meanwhile. "
+	    "Per workload instead (Linux 6.18+): the program calls prctl(PR_SET_THP_DISABLE, 1, "
+	    "PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) (or its unit sets systemd's MemoryTHP=) so "
+	    "that only ranges it madvises get THPs",
+	    cgroup, n, now, advice, bucket, advice);
 }
 
 /* Remembers this cgroup's low-util ranges after a split. The ones the actuator did not reach
  * (byte budget, changed) come back under the same PFN and are forgotten then, not counted. */
-static void remember_split(struct manager *m, struct crecord *rec, const struct thps_cgroup_stats *c)
+static void remember_split(struct manager *m, struct crecord *rec,
+			   const struct thps_cgroup_stats *c)
 {
 	int r = thps_recollapse_add(&rec->split, m->scan.ranges, m->scan.n_ranges, c->ino);
 
 	if (r < 0)
-		log_warning_errno(r, "cgroup '%s': cannot remember the split ranges, re-collapse goes "
-				  "uncounted: %m", c->path);
+		log_warning_errno(r,
+				  "cgroup '%s': cannot remember the split ranges, re-collapse goes "
+				  "uncounted: %m",
+				  c->path);
 }
 
 static void decide_and_act(struct manager *m, time_t now)
@@ -138,7 +143,7 @@ static void decide_and_act(struct manager *m, time_t now)
 	for (size_t i = 0; i < m->scan.n_cgroups; i++) {
 		const struct thps_cgroup_stats *c = &m->scan.cgroups[i];
 		struct dglue_decision d;
-		struct dglue_result res = { 0 };
+		struct dglue_result res = {0};
 		struct crecord *rec;
 		bool changed;
 		size_t a, rebuilt;
@@ -152,13 +157,15 @@ static void decide_and_act(struct manager *m, time_t now)
 			break;
 		}
 		rec->seen = true;
-		rebuilt = thps_recollapse_match(&rec->split, m->scan.ranges, m->scan.n_ranges, c->ino);
+		rebuilt =
+		    thps_recollapse_match(&rec->split, m->scan.ranges, m->scan.n_ranges, c->ino);
 		rec->recollapsed += rebuilt;
 		rec->recollapse_debt += rebuilt * m->scan.geom.thp_size;
 		const struct thps_registration *reg = reg_find(m, c->path);
-		r = dglue_decide(&m->ctx, m->engine, m->policies, &m->scan, c,
-				 reg ? reg->id : NULL, reg ? reg->policy : NULL,
-				 m->observe_only || (reg && !strcmp(reg->mode, "observe")), now_usec, &d);
+		r = dglue_decide(&m->ctx, m->engine, m->policies, &m->scan, c, reg ? reg->id : NULL,
+				 reg ? reg->policy : NULL,
+				 m->observe_only || (reg && !strcmp(reg->mode, "observe")),
+				 now_usec, &d);
 		if (r < 0) {
 			log_warning_errno(r, "cgroup '%s': no decision%s: %m", c->path,
 					  r == -ENOSPC ? " (too many cgroups tracked)" : "");
@@ -170,8 +177,8 @@ static void decide_and_act(struct manager *m, time_t now)
 			log_recollapse(m, c->path, rebuilt, d.lowutil_max_bucket);
 		changed = d.action != rec->last.action || strcmp(d.policy, rec->last.policy);
 		thps_log(d.act || changed ? LOG_INFO : LOG_DEBUG, 0,
-			 "cgroup '%s': policy '%s', THPs %" PRIu64 ", low-util %" PRIu64 ", waste %" PRIu64
-			 " B, partially mapped %" PRIu64 " B → %s: %s",
+			 "cgroup '%s': policy '%s', THPs %" PRIu64 ", low-util %" PRIu64
+			 ", waste %" PRIu64 " B, partially mapped %" PRIu64 " B → %s: %s",
 			 c->path, d.policy, thps_hist_thps(&c->hist), d.lowutil_thps, d.waste_bytes,
 			 c->partial_unmapped_bytes, dglue_action_name(d.action), d.reason);
 		if (d.act) {
@@ -183,25 +190,30 @@ static void decide_and_act(struct manager *m, time_t now)
 			if (r < 0) {
 				rec->act[a].failures++;
 				count_decision(m, "failed");
-				log_warning_errno(r, "cgroup '%s': %s of %" PRIu64 " bytes failed: %m%s%s", c->path,
-						  dglue_action_name(d.action), d.amount, res.note[0] ? ": " : "", res.note);
+				log_warning_errno(
+				    r, "cgroup '%s': %s of %" PRIu64 " bytes failed: %m%s%s",
+				    c->path, dglue_action_name(d.action), d.amount,
+				    res.note[0] ? ": " : "", res.note);
 			} else if (a != DGLUE_ACT_OBSERVE) {
-				log_info("cgroup '%s': %s asked %" PRIu64 " bytes, gave back %" PRIu64 "%s%s",
-					 c->path, dglue_action_name(d.action), res.requested, res.given_back,
-					 res.note[0] ? ": " : "", res.note);
-				snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB", dglue_action_name(d.action),
-					 c->path, res.given_back / 1048576.0);
+				log_info("cgroup '%s': %s asked %" PRIu64
+					 " bytes, gave back %" PRIu64 "%s%s",
+					 c->path, dglue_action_name(d.action), res.requested,
+					 res.given_back, res.note[0] ? ": " : "", res.note);
+				snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB",
+					 dglue_action_name(d.action), c->path,
+					 res.given_back / 1048576.0);
 			}
 			if (a == DGLUE_ACT_SPLIT && r >= 0 && res.requested)
 				remember_split(m, rec, c);
-			/* A split khugepaged undid gave nothing back in the end: charge the bytes it
-			 * took again to this split, so that the engine's no-effect back-off (cooldown
-			 * x2 per useless action) slows the split/re-collapse cycle down instead of
-			 * splitting the same ranges every cooldown. */
+			/* A split khugepaged undid gave nothing back in the end: charge the bytes
+			 * it took again to this split, so that the engine's no-effect back-off
+			 * (cooldown x2 per useless action) slows the split/re-collapse cycle down
+			 * instead of splitting the same ranges every cooldown. */
 			struct dglue_result net = res;
 			if (a == DGLUE_ACT_SPLIT) {
-				net.given_back = res.given_back > rec->recollapse_debt ?
-							 res.given_back - rec->recollapse_debt : 0;
+				net.given_back = res.given_back > rec->recollapse_debt
+						     ? res.given_back - rec->recollapse_debt
+						     : 0;
 				rec->recollapse_debt = 0;
 			}
 			dglue_record(m->engine, c->path, &d, &net);
@@ -229,9 +241,10 @@ struct scan_job *scan_job_new(struct manager *m)
 	if (!j)
 		return NULL;
 	j->ctx = m->ctx;
-	j->opts = (struct thps_scan_opts){ .max_thps_per_sec = m->o.max_thps_per_sec,
-					   .record_ranges = !m->observe_only,
-					   .record_max_bucket = dglue_policies_max_split_cut(m->policies) };
+	j->opts =
+	    (struct thps_scan_opts){.max_thps_per_sec = m->o.max_thps_per_sec,
+				    .record_ranges = !m->observe_only,
+				    .record_max_bucket = dglue_policies_max_split_cut(m->policies)};
 	if (m->o.cgroup) {
 		snprintf(j->cgroup, sizeof(j->cgroup), "%s", m->o.cgroup);
 		j->opts.cgroup = j->cgroup;
@@ -257,7 +270,8 @@ void pass_finish(struct manager *m, struct scan_job *j)
 	m->last_pass_end = now_mono_usec();
 	if (j->r < 0) {
 		m->scan_errors++;
-		log_warning_errno(j->r, "Scan incomplete (%s), deciding on what was collected", j->error);
+		log_warning_errno(j->r, "Scan incomplete (%s), deciding on what was collected",
+				  j->error);
 	}
 	/* The global scan budget (THPs per second, CPU share) is charged with what the pass cost;
 	 * pass_start() defers the next pass while it is in debt. */

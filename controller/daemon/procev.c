@@ -39,10 +39,11 @@ int thps_proc_events_parse(const void *buf, size_t len, struct thps_proc_event *
 		cn = mnl_nlmsg_get_payload(nlh);
 		if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
 			continue;
-		if (cn->len > payload - sizeof(struct cn_msg) || cn->len < offsetof(struct proc_event, event_data))
+		if (cn->len > payload - sizeof(struct cn_msg) ||
+		    cn->len < offsetof(struct proc_event, event_data))
 			continue;
-		/* The event sits at a 4-byte offset after the cn_msg header; copy it out rather than
-		 * read an 8-byte aligned struct in place. */
+		/* The event sits at a 4-byte offset after the cn_msg header; copy it out rather
+		 * than read an 8-byte aligned struct in place. */
 		memset(&ev, 0, sizeof(ev));
 		memcpy(&ev, cn->data, MIN((size_t)cn->len, sizeof(ev)));
 		if (n >= max)

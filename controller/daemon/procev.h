@@ -14,7 +14,7 @@ enum thps_proc_event_type {
 
 struct thps_proc_event {
 	enum thps_proc_event_type type;
-	pid_t pid;  /* the thread group (process) */
+	pid_t pid; /* the thread group (process) */
 };
 
 /* Parses one datagram of netlink messages carrying connector proc events. Messages that are

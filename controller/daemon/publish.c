@@ -41,17 +41,22 @@ static json_object *status_scan(const struct manager *m)
 	scan_memo_figures(m->memo, &mf);
 	json_object_object_add(o, "folios", json_object_new_int64((int64_t)s->thps_scanned));
 	json_object_object_add(o, "folios_read", json_object_new_int64((int64_t)s->folios_read));
-	json_object_object_add(o, "folios_refreshed", json_object_new_int64((int64_t)s->folios_refreshed));
+	json_object_object_add(o, "folios_refreshed",
+			       json_object_new_int64((int64_t)s->folios_refreshed));
 	json_object_object_add(o, "folios_memo", json_object_new_int64((int64_t)s->folios_memo));
 	json_object_object_add(o, "read_bytes", json_object_new_int64((int64_t)s->bytes_read));
 	json_object_object_add(o, "cpu_seconds", json_object_new_double(s->cpu_ns / 1e9));
 	json_object_object_add(o, "memo", json_object_new_boolean(mf.enabled));
 	if (mf.enabled) {
-		json_object_object_add(o, "memo_entries", json_object_new_int64((int64_t)mf.entries));
+		json_object_object_add(o, "memo_entries",
+				       json_object_new_int64((int64_t)mf.entries));
 		json_object_object_add(o, "memo_bytes", json_object_new_int64((int64_t)mf.bytes));
-		json_object_object_add(o, "refresh_folios_per_pass", json_object_new_int64((int64_t)mf.refresh_folios));
-		json_object_object_add(o, "refresh_cost_us", json_object_new_double(mf.refresh_cost_us));
-		json_object_object_add(o, "full_refresh_seconds", json_object_new_double(mf.full_refresh_seconds));
+		json_object_object_add(o, "refresh_folios_per_pass",
+				       json_object_new_int64((int64_t)mf.refresh_folios));
+		json_object_object_add(o, "refresh_cost_us",
+				       json_object_new_double(mf.refresh_cost_us));
+		json_object_object_add(o, "full_refresh_seconds",
+				       json_object_new_double(mf.full_refresh_seconds));
 	}
 	return o;
 }
@@ -91,13 +96,19 @@ static int write_status(struct manager *m)
 		json_object_object_add(e, "action", json_name(dglue_action_name(c->last.action)));
 		json_object_object_add(e, "reason", json_name(c->last.reason));
 		json_object_object_add(e, "time", json_object_new_int64(c->last_time));
-		json_object_object_add(e, "requested_bytes", json_object_new_int64(c->last_result.requested));
-		json_object_object_add(e, "given_back_bytes", json_object_new_int64(c->last_result.given_back));
-		json_object_object_add(e, "recollapsed_thps", json_object_new_int64(c->recollapsed));
+		json_object_object_add(e, "requested_bytes",
+				       json_object_new_int64(c->last_result.requested));
+		json_object_object_add(e, "given_back_bytes",
+				       json_object_new_int64(c->last_result.given_back));
+		json_object_object_add(e, "recollapsed_thps",
+				       json_object_new_int64(c->recollapsed));
 		if (s) {
-			json_object_object_add(e, "thps", json_object_new_int64(thps_hist_thps(&s->hist)));
-			json_object_object_add(e, "lowutil_thps", json_object_new_int64(c->last.lowutil_thps));
-			json_object_object_add(e, "waste_bytes", json_object_new_int64(c->last.waste_bytes));
+			json_object_object_add(e, "thps",
+					       json_object_new_int64(thps_hist_thps(&s->hist)));
+			json_object_object_add(e, "lowutil_thps",
+					       json_object_new_int64(c->last.lowutil_thps));
+			json_object_object_add(e, "waste_bytes",
+					       json_object_new_int64(c->last.waste_bytes));
 			json_object_object_add(e, "partially_mapped_bytes",
 					       json_object_new_int64(s->partial_unmapped_bytes));
 		}
@@ -123,7 +134,8 @@ void heartbeat(struct manager *m)
 	int r = write_status(m);
 
 	if (r < 0)
-		log_warning_errno(r, "Failed to write '%s/status.json', ignoring: %m", m->o.state_dir);
+		log_warning_errno(r, "Failed to write '%s/status.json', ignoring: %m",
+				  m->o.state_dir);
 }
 
 int publish(struct manager *m)
@@ -154,7 +166,8 @@ int publish(struct manager *m)
 	}
 	for (size_t i = 0; i < m->n_rec; i++)
 		if (m->rec[i].recollapsed)
-			rcs[n_rcs++] = (struct thps_metrics_cgroup_count){ m->rec[i].path, m->rec[i].recollapsed };
+			rcs[n_rcs++] = (struct thps_metrics_cgroup_count){m->rec[i].path,
+									  m->rec[i].recollapsed};
 	/* From the registrations in force now: a container's series leaves with its file. */
 	ctrs = calloc(m->regs.n + 1, sizeof(*ctrs));
 	if (!ctrs) {
@@ -165,33 +178,33 @@ int publish(struct manager *m)
 		const struct thps_registration *g = &m->regs.items[i];
 		const struct crecord *rec = record_find(m, g->cgroup);
 
-		ctrs[i] = (struct thps_metrics_container){ .cgroup = g->cgroup, .id = g->id,
-							   .policy = rec ? rec->last.policy : "" };
+		ctrs[i] = (struct thps_metrics_container){
+		    .cgroup = g->cgroup, .id = g->id, .policy = rec ? rec->last.policy : ""};
 	}
 
 	struct thps_metrics_input in = {
-		.version = PACKAGE_VERSION,
-		.scan = m->have_scan ? &m->scan : NULL,
-		.scans_total = m->scans,
-		.scan_errors_total = m->scan_errors,
-		.last_scan_timestamp = m->last_scan_ts,
-		.policies_loaded = dglue_policies_count(m->policies),
-		.policy_load_errors_total = m->policy_errors,
-		.policy_last_load_ok = m->policy_last_ok,
-		.actions = acts,
-		.n_actions = n_acts,
-		.decisions = m->decisions,
-		.n_decisions = m->n_decisions,
-		.recollapsed = rcs,
-		.n_recollapsed = n_rcs,
-		.containers = ctrs,
-		.n_containers = m->regs.n,
-		.capabilities = flags,
-		.n_capabilities = dglue_caps_flags(&m->caps, flags, ELEMENTSOF(flags)),
-		.dry_run = m->observe_only,
-		.proc_events_total = m->proc_events,
-		.proc_event_overflows_total = m->proc_overflows,
-		.max_cgroups = m->o.metrics_max_cgroups,
+	    .version = PACKAGE_VERSION,
+	    .scan = m->have_scan ? &m->scan : NULL,
+	    .scans_total = m->scans,
+	    .scan_errors_total = m->scan_errors,
+	    .last_scan_timestamp = m->last_scan_ts,
+	    .policies_loaded = dglue_policies_count(m->policies),
+	    .policy_load_errors_total = m->policy_errors,
+	    .policy_last_load_ok = m->policy_last_ok,
+	    .actions = acts,
+	    .n_actions = n_acts,
+	    .decisions = m->decisions,
+	    .n_decisions = m->n_decisions,
+	    .recollapsed = rcs,
+	    .n_recollapsed = n_rcs,
+	    .containers = ctrs,
+	    .n_containers = m->regs.n,
+	    .capabilities = flags,
+	    .n_capabilities = dglue_caps_flags(&m->caps, flags, ELEMENTSOF(flags)),
+	    .dry_run = m->observe_only,
+	    .proc_events_total = m->proc_events,
+	    .proc_event_overflows_total = m->proc_overflows,
+	    .max_cgroups = m->o.metrics_max_cgroups,
 	};
 	scan_memo_figures(m->memo, &mf);
 	in.memo_enabled = mf.enabled;
@@ -205,16 +218,19 @@ int publish(struct manager *m)
 	 * check read it whatever happened to the metrics. */
 	heartbeat(m);
 	if (len < 0)
-		return log_error_errno(len, "Failed to format the metrics, serving the previous pass: %m");
+		return log_error_errno(
+		    len, "Failed to format the metrics, serving the previous pass: %m");
 	if (m->http) {
 		r = http_server_publish(m->http, text, len);
 		if (r < 0)
-			log_warning_errno(r, "Failed to publish the metrics, serving the previous pass: %m");
+			log_warning_errno(
+			    r, "Failed to publish the metrics, serving the previous pass: %m");
 	}
 	if (m->o.textfile) {
 		r = write_file_atomic(m->o.textfile, text, len, 0644);
 		if (r < 0)
-			log_warning_errno(r, "Failed to write the textfile '%s', ignoring: %m", m->o.textfile);
+			log_warning_errno(r, "Failed to write the textfile '%s', ignoring: %m",
+					  m->o.textfile);
 	}
 	return 0;
 }

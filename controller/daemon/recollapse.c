@@ -37,9 +37,10 @@ int thps_recollapse_add(struct thps_recollapse *rc, const struct thps_thp_range 
 			continue;
 		if (k > max && seen++ < k - max)
 			continue;
-		rc->v[rc->n++] = (struct thps_split_mark){ .pid = r[i].pid,
-							   .pid_starttime = r[i].pid_starttime,
-							   .start = r[i].start, .pfn = r[i].pfn };
+		rc->v[rc->n++] = (struct thps_split_mark){.pid = r[i].pid,
+							  .pid_starttime = r[i].pid_starttime,
+							  .start = r[i].start,
+							  .pfn = r[i].pfn};
 	}
 	return 0;
 }

@@ -26,7 +26,7 @@ struct thps_split_mark {
 struct thps_recollapse {
 	struct thps_split_mark *v;
 	size_t n;
-	size_t max;   /* 0 = THPS_RECOLLAPSE_MAX (tests set a small bound) */
+	size_t max; /* 0 = THPS_RECOLLAPSE_MAX (tests set a small bound) */
 };
 
 /* Remembers the ranges among r[0..n) of memcg ino as split, dropping the oldest beyond the

@@ -17,7 +17,7 @@ static void reg_error(const char *dir, const char *name, int err, void *userdata
  * holds one small file per running container. */
 static void regs_reload(struct manager *m)
 {
-	struct thps_registration_list l = { 0 };
+	struct thps_registration_list l = {0};
 	int r = thps_registrations_load_all(m->o.registrations_dir, reg_error, m, &l);
 
 	if (r < 0) {
@@ -43,7 +43,7 @@ const struct thps_registration *reg_find(const struct manager *m, const char *cg
 static int on_regs(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct manager *m = userdata;
-	struct thps_registration_events ev = { 0 };
+	struct thps_registration_events ev = {0};
 	int r = thps_registrations_handle_events(fd, &ev);
 
 	if (r < 0)
@@ -76,13 +76,15 @@ void setup_registrations(struct manager *m)
 		return;
 	r = thps_registrations_dir_ensure(m->o.registrations_dir);
 	if (r < 0) {
-		log_warning_errno(r, "Cannot create '%s', container registrations off: %m", m->o.registrations_dir);
+		log_warning_errno(r, "Cannot create '%s', container registrations off: %m",
+				  m->o.registrations_dir);
 		return;
 	}
 	/* Watch before loading: nothing written in between is missed. */
 	r = thps_registrations_watch(m->o.registrations_dir);
 	if (r < 0)
-		log_warning_errno(r, "Cannot watch '%s', registrations are read every minute only: %m",
+		log_warning_errno(r,
+				  "Cannot watch '%s', registrations are read every minute only: %m",
 				  m->o.registrations_dir);
 	else {
 		m->regs_fd = r;

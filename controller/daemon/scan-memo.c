@@ -12,9 +12,9 @@
 
 struct scan_memo {
 	struct thps_memo *memo;
-	double refresh_share;    /* of one core */
+	double refresh_share; /* of one core */
 	uint64_t interval_usec;
-	double refresh_cost_ns;  /* per refreshed folio, smoothed */
+	double refresh_cost_ns; /* per refreshed folio, smoothed */
 };
 
 int scan_memo_new(double refresh_cpu_percent, uint64_t interval_usec, struct scan_memo **ret)
@@ -49,7 +49,8 @@ void scan_memo_free(struct scan_memo *m)
 static uint64_t refresh_budget(const struct scan_memo *m)
 {
 	struct thps_memo_stats st;
-	uint64_t by_cpu = (uint64_t)(m->refresh_share * (double)m->interval_usec * 1000.0 / m->refresh_cost_ns);
+	uint64_t by_cpu =
+	    (uint64_t)(m->refresh_share * (double)m->interval_usec * 1000.0 / m->refresh_cost_ns);
 
 	thps_memo_stats(m->memo, &st);
 	return MAX(MIN(by_cpu, st.entries / SCAN_MEMO_MIN_TURN_PASSES), (uint64_t)1);
@@ -63,7 +64,8 @@ void scan_memo_plan(struct scan_memo *m, const struct thps_geometry *g, unsigned
 	thps_bucket_range(g, MIN(cut_bucket, THPS_BUCKETS - 1), &lo, &hi);
 	opts->memo = m->memo;
 	/* the cut's upper edge, as a count of 512 subpages, plus the margin */
-	opts->memo_exact_max_per512 = MIN(512u, hi * 512 / MAX(g->subpages, 1u) + SCAN_MEMO_MARGIN_PER512);
+	opts->memo_exact_max_per512 =
+	    MIN(512u, hi * 512 / MAX(g->subpages, 1u) + SCAN_MEMO_MARGIN_PER512);
 	opts->memo_refresh_folios = refresh_budget(m);
 }
 
@@ -81,7 +83,7 @@ void scan_memo_figures(const struct scan_memo *m, struct scan_memo_figures *ret)
 {
 	struct thps_memo_stats st;
 
-	*ret = (struct scan_memo_figures){ 0 };
+	*ret = (struct scan_memo_figures){0};
 	if (!m)
 		return;
 	thps_memo_stats(m->memo, &st);
@@ -90,5 +92,6 @@ void scan_memo_figures(const struct scan_memo *m, struct scan_memo_figures *ret)
 	ret->bytes = st.bytes;
 	ret->refresh_folios = refresh_budget(m); /* the next pass's */
 	ret->refresh_cost_us = m->refresh_cost_ns / 1000.0;
-	ret->full_refresh_seconds = (double)st.entries / (double)ret->refresh_folios * (double)m->interval_usec / 1e6;
+	ret->full_refresh_seconds =
+	    (double)st.entries / (double)ret->refresh_folios * (double)m->interval_usec / 1e6;
 }

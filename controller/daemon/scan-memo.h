@@ -14,17 +14,17 @@
 /* The refresh rotation's default CPU share (percent of one core), and the fewest passes a
  * whole turn takes however little it costs. */
 #define SCAN_MEMO_REFRESH_CPU_DEFAULT 0.7
-#define SCAN_MEMO_MIN_TURN_PASSES 8
+#define SCAN_MEMO_MIN_TURN_PASSES     8
 
 struct scan_memo;
 
 struct scan_memo_figures {
 	bool enabled;
 	uint64_t entries;
-	uint64_t bytes;               /* the memo's table */
-	uint64_t refresh_folios;      /* this pass's refresh budget */
-	double refresh_cost_us;       /* CPU per refreshed folio, measured */
-	double full_refresh_seconds;  /* how long until every memo entry was re-read, at this pace */
+	uint64_t bytes;		     /* the memo's table */
+	uint64_t refresh_folios;     /* this pass's refresh budget */
+	double refresh_cost_us;	     /* CPU per refreshed folio, measured */
+	double full_refresh_seconds; /* how long until every memo entry was re-read, at this pace */
 };
 
 /* Returns 0 or -ENOMEM. refresh_cpu_percent > 0. */

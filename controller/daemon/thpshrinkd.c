@@ -23,96 +23,130 @@
 
 static void help(void)
 {
-	printf("Usage: thpshrinkd [OPTIONS]\n\n"
-	       "Measures anonymous THP waste per memory cgroup and gives it back per policy.\n\n"
-	       "  --policy-dir DIR           policies (default " SYSCONFDIR "/thpshrink/policies.d)\n"
-	       "  --listen ADDR:PORT|unix:PATH|none\n"
-	       "                             /metrics endpoint (default 127.0.0.1:9477); unix:PATH\n"
-	       "                             serves it on a Unix socket that only root can reach\n"
-	       "  --metrics-max-cgroups N    per-cgroup series for at most the N cgroups with the\n"
-	       "                             most waste (default 500); the rest are counted\n"
-	       "  --textfile PATH.prom       also write the metrics there each pass (atomically)\n"
-	       "  --dry-run                  observe everything whatever the policies say\n"
-	       "  --interval SECONDS         time between passes (default 60)\n"
-	       "  --max-thps-per-sec N       scanner rate budget (default 0 = unlimited)\n"
-	       "  --scan-cpu PERCENT         average share of one CPU passes may use; a pass that\n"
-	       "                             overspends delays the next ones (default 5)\n"
-	       "  --refresh-cpu PERCENT      share of one CPU for re-reading well-used THPs the last\n"
-	       "                             passes counted (default 0.7); THPs near a policy's cut\n"
-	       "                             and changed ones are read every pass\n"
-	       "  --exact-scan               read every THP every pass (no memo)\n"
-	       "  --state-dir DIR            status.json for 'thpshrink explain' (default " RUNSTATEDIR "/thpshrink)\n"
-	       "  --registrations-dir DIR    container registrations (default " RUNSTATEDIR "/thpshrink/containers; none = off)\n"
-	       "  --cgroup PATH              only watch this cgroup subtree (default: all)\n"
-	       "  --once                     one pass, then exit\n"
-	       "  -v, --verbose              log every decision, not only changes\n"
-	       "  --version, -h/--help\n");
+	printf(
+	    "Usage: thpshrinkd [OPTIONS]\n\n"
+	    "Measures anonymous THP waste per memory cgroup and gives it back per policy.\n\n"
+	    "  --policy-dir DIR           policies (default " SYSCONFDIR "/thpshrink/policies.d)\n"
+	    "  --listen ADDR:PORT|unix:PATH|none\n"
+	    "                             /metrics endpoint (default 127.0.0.1:9477); unix:PATH\n"
+	    "                             serves it on a Unix socket that only root can reach\n"
+	    "  --metrics-max-cgroups N    per-cgroup series for at most the N cgroups with the\n"
+	    "                             most waste (default 500); the rest are counted\n"
+	    "  --textfile PATH.prom       also write the metrics there each pass (atomically)\n"
+	    "  --dry-run                  observe everything whatever the policies say\n"
+	    "  --interval SECONDS         time between passes (default 60)\n"
+	    "  --max-thps-per-sec N       scanner rate budget (default 0 = unlimited)\n"
+	    "  --scan-cpu PERCENT         average share of one CPU passes may use; a pass that\n"
+	    "                             overspends delays the next ones (default 5)\n"
+	    "  --refresh-cpu PERCENT      share of one CPU for re-reading well-used THPs the last\n"
+	    "                             passes counted (default 0.7); THPs near a policy's cut\n"
+	    "                             and changed ones are read every pass\n"
+	    "  --exact-scan               read every THP every pass (no memo)\n"
+	    "  --state-dir DIR            status.json for 'thpshrink explain' (default " RUNSTATEDIR
+	    "/thpshrink)\n"
+	    "  --registrations-dir DIR    container registrations (default " RUNSTATEDIR
+	    "/thpshrink/containers; none = off)\n"
+	    "  --cgroup PATH              only watch this cgroup subtree (default: all)\n"
+	    "  --once                     one pass, then exit\n"
+	    "  -v, --verbose              log every decision, not only changes\n"
+	    "  --version, -h/--help\n");
 }
 
 static int parse_args(int argc, char **argv, struct manager_options *o)
 {
-	enum { O_POLICY = 256, O_LISTEN, O_TEXTFILE, O_DRY, O_INTERVAL, O_MAXTHPS, O_STATE, O_REGS, O_ONCE, O_VERSION, O_CGROUP, O_SCANCPU, O_MAXCG, O_REFRESH, O_EXACT };
-	static const struct option opts[] = {
-		{ "policy-dir", required_argument, NULL, O_POLICY },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "textfile", required_argument, NULL, O_TEXTFILE },
-		{ "dry-run", no_argument, NULL, O_DRY },
-		{ "interval", required_argument, NULL, O_INTERVAL },
-		{ "max-thps-per-sec", required_argument, NULL, O_MAXTHPS },
-		{ "scan-cpu", required_argument, NULL, O_SCANCPU },
-		{ "metrics-max-cgroups", required_argument, NULL, O_MAXCG },
-		{ "refresh-cpu", required_argument, NULL, O_REFRESH },
-		{ "exact-scan", no_argument, NULL, O_EXACT },
-		{ "state-dir", required_argument, NULL, O_STATE },
-		{ "registrations-dir", required_argument, NULL, O_REGS },
-		{ "once", no_argument, NULL, O_ONCE },
-		{ "cgroup", required_argument, NULL, O_CGROUP },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{}
+	enum {
+		O_POLICY = 256,
+		O_LISTEN,
+		O_TEXTFILE,
+		O_DRY,
+		O_INTERVAL,
+		O_MAXTHPS,
+		O_STATE,
+		O_REGS,
+		O_ONCE,
+		O_VERSION,
+		O_CGROUP,
+		O_SCANCPU,
+		O_MAXCG,
+		O_REFRESH,
+		O_EXACT
 	};
+	static const struct option opts[] = {
+	    {"policy-dir", required_argument, NULL, O_POLICY},
+	    {"listen", required_argument, NULL, O_LISTEN},
+	    {"textfile", required_argument, NULL, O_TEXTFILE},
+	    {"dry-run", no_argument, NULL, O_DRY},
+	    {"interval", required_argument, NULL, O_INTERVAL},
+	    {"max-thps-per-sec", required_argument, NULL, O_MAXTHPS},
+	    {"scan-cpu", required_argument, NULL, O_SCANCPU},
+	    {"metrics-max-cgroups", required_argument, NULL, O_MAXCG},
+	    {"refresh-cpu", required_argument, NULL, O_REFRESH},
+	    {"exact-scan", no_argument, NULL, O_EXACT},
+	    {"state-dir", required_argument, NULL, O_STATE},
+	    {"registrations-dir", required_argument, NULL, O_REGS},
+	    {"once", no_argument, NULL, O_ONCE},
+	    {"cgroup", required_argument, NULL, O_CGROUP},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"version", no_argument, NULL, O_VERSION},
+	    {"help", no_argument, NULL, 'h'},
+	    {}};
 	uint64_t v;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "hv", opts, NULL)) >= 0) {
 		switch (c) {
-		case O_POLICY: o->policy_dir = optarg; break;
-		case O_LISTEN: o->listen = optarg; break;
+		case O_POLICY:
+			o->policy_dir = optarg;
+			break;
+		case O_LISTEN:
+			o->listen = optarg;
+			break;
 		case O_TEXTFILE: {
 			size_t l = strlen(optarg);
 			if (l < 6 || strcmp(optarg + l - 5, ".prom")) {
-				log_error("--textfile '%s': expected a path ending in .prom (node_exporter's textfile collector reads only those)", optarg);
+				log_error("--textfile '%s': expected a path ending in .prom "
+					  "(node_exporter's textfile collector reads only those)",
+					  optarg);
 				return -EINVAL;
 			}
 			o->textfile = optarg;
 			break;
 		}
-		case O_DRY: o->dry_run = true; break;
+		case O_DRY:
+			o->dry_run = true;
+			break;
 		case O_INTERVAL:
 			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 86400) {
-				log_error("--interval '%s': expected whole seconds between 1 and 86400", optarg);
+				log_error(
+				    "--interval '%s': expected whole seconds between 1 and 86400",
+				    optarg);
 				return -EINVAL;
 			}
 			o->interval_usec = v * 1000000ULL;
 			break;
 		case O_MAXTHPS:
 			if (parse_u64(optarg, &v) < 0) {
-				log_error("--max-thps-per-sec '%s': expected a whole number (0 = unlimited)", optarg);
+				log_error("--max-thps-per-sec '%s': expected a whole number (0 = "
+					  "unlimited)",
+					  optarg);
 				return -EINVAL;
 			}
 			o->max_thps_per_sec = v;
 			break;
 		case O_SCANCPU:
 			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 100) {
-				log_error("--scan-cpu '%s': expected a whole percentage of one CPU, 1 to 100", optarg);
+				log_error("--scan-cpu '%s': expected a whole percentage of one "
+					  "CPU, 1 to 100",
+					  optarg);
 				return -EINVAL;
 			}
 			o->scan_cpu_percent = (unsigned)v;
 			break;
 		case O_MAXCG:
 			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 2000) {
-				log_error("--metrics-max-cgroups '%s': expected a whole number from 1 to 2000", optarg);
+				log_error("--metrics-max-cgroups '%s': expected a whole number "
+					  "from 1 to 2000",
+					  optarg);
 				return -EINVAL;
 			}
 			o->metrics_max_cgroups = (size_t)v;
@@ -121,27 +155,46 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 			char *end;
 			double d = strtod(optarg, &end);
 			if (end == optarg || *end || !(d > 0 && d <= 100)) {
-				log_error("--refresh-cpu '%s': expected a percentage of one CPU above 0, at most 100 (e.g. 0.5)", optarg);
+				log_error("--refresh-cpu '%s': expected a percentage of one CPU "
+					  "above 0, at most 100 (e.g. 0.5)",
+					  optarg);
 				return -EINVAL;
 			}
 			o->refresh_cpu_percent = d;
 			break;
 		}
-		case O_EXACT: o->exact_scan = true; break;
-		case O_STATE: o->state_dir = optarg; break;
-		case O_REGS: o->registrations_dir = optarg; break;
-		case O_ONCE: o->once = true; break;
+		case O_EXACT:
+			o->exact_scan = true;
+			break;
+		case O_STATE:
+			o->state_dir = optarg;
+			break;
+		case O_REGS:
+			o->registrations_dir = optarg;
+			break;
+		case O_ONCE:
+			o->once = true;
+			break;
 		case O_CGROUP:
 			if (optarg[0] != '/') {
-				log_error("--cgroup '%s': expected a path under the cgroup mount, starting with '/'", optarg);
+				log_error("--cgroup '%s': expected a path under the cgroup mount, "
+					  "starting with '/'",
+					  optarg);
 				return -EINVAL;
 			}
 			o->cgroup = optarg;
 			break;
-		case 'v': thps_log_set_max_level(LOG_DEBUG); break;
-		case O_VERSION: printf("thpshrinkd %s\n", PACKAGE_VERSION); return 0;
-		case 'h': help(); return 0;
-		default: return -EINVAL;
+		case 'v':
+			thps_log_set_max_level(LOG_DEBUG);
+			break;
+		case O_VERSION:
+			printf("thpshrinkd %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			help();
+			return 0;
+		default:
+			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
@@ -154,11 +207,11 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 static int run(int argc, char **argv)
 {
 	struct manager_options o = {
-		.policy_dir = SYSCONFDIR "/thpshrink/policies.d",
-		.listen = "127.0.0.1:9477",
-		.state_dir = RUNSTATEDIR "/thpshrink",
-		.registrations_dir = RUNSTATEDIR "/thpshrink/containers",
-		.interval_usec = 60 * 1000000ULL,
+	    .policy_dir = SYSCONFDIR "/thpshrink/policies.d",
+	    .listen = "127.0.0.1:9477",
+	    .state_dir = RUNSTATEDIR "/thpshrink",
+	    .registrations_dir = RUNSTATEDIR "/thpshrink/containers",
+	    .interval_usec = 60 * 1000000ULL,
 	};
 	struct manager *m = NULL;
 	struct thps_ctx ctx;

@@ -47,10 +47,10 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
-		{ "registrations-dir", required_argument, NULL, 'd' },
-		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"registrations-dir", required_argument, NULL, 'd'},
+	    {"strict", no_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	int c;
 
@@ -74,7 +74,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (optind < argc) {
 		a->stage = thps_oci_stage_from_string(argv[optind]);
 		if (a->stage == THPS_OCI_STAGE_NONE) {
-			log_error("Unknown hook stage '%s', expected createRuntime, poststart or poststop",
+			log_error("Unknown hook stage '%s', expected createRuntime, poststart or "
+				  "poststop",
 				  argv[optind]);
 			return -EINVAL;
 		}
@@ -135,7 +136,8 @@ static void own_cgroup(const struct thps_ctx *ctx, char *buf, size_t size)
 
 /* Works out the container's cgroup: the live pid's /proc/PID/cgroup first (what the runtime
  * really did), else the bundle's linux.cgroupsPath. Returns 0 or -errno (logged). */
-static int find_cgroup(const struct thps_ctx *ctx, const struct thps_oci_state *s, char *buf, size_t size)
+static int find_cgroup(const struct thps_ctx *ctx, const struct thps_oci_state *s, char *buf,
+		       size_t size)
 {
 	_cleanup_free_ char *text = NULL, *config = NULL, *cp = NULL;
 	char path[PATH_MAX], base[THPS_CGROUP_PATH_MAX];
@@ -151,37 +153,46 @@ static int find_cgroup(const struct thps_ctx *ctx, const struct thps_oci_state *
 			r = thps_proc_cgroup_v2_path(text, buf, size);
 		if (r >= 0)
 			return 0;
-		log_warning_errno(r, "Container %s: no cgroup v2 path for pid %d (%m), trying the bundle's config.json",
+		log_warning_errno(r,
+				  "Container %s: no cgroup v2 path for pid %d (%m), trying the "
+				  "bundle's config.json",
 				  s->id, (int)s->pid);
 	}
 	if (!s->bundle || s->bundle[0] != '/')
-		return log_error_errno(-EINVAL, "Container %s: no absolute bundle path in the state, cannot find its cgroup",
-				       s->id);
+		return log_error_errno(
+		    -EINVAL,
+		    "Container %s: no absolute bundle path in the state, cannot find its cgroup",
+		    s->id);
 	r = snprintf(path, sizeof(path), "%s/config.json", s->bundle);
 	if (r < 0 || (size_t)r >= sizeof(path))
 		return log_error_errno(-ENAMETOOLONG, "Container %s: bundle path too long", s->id);
 	/* A FIFO or device here would block the hook (and so the container's start). */
 	if (stat(path, &st) < 0)
-		return log_error_errno(negative_errno(), "Container %s: failed to read '%s': %m", s->id, path);
+		return log_error_errno(negative_errno(), "Container %s: failed to read '%s': %m",
+				       s->id, path);
 	if (!S_ISREG(st.st_mode))
-		return log_error_errno(-EINVAL, "Container %s: '%s' is not a regular file", s->id, path);
+		return log_error_errno(-EINVAL, "Container %s: '%s' is not a regular file", s->id,
+				       path);
 	r = read_file_bounded(path, THPS_OCI_CONFIG_MAX, &config, &len);
 	if (r < 0)
 		return log_error_errno(r, "Container %s: failed to read '%s': %m", s->id, path);
 	r = thps_oci_config_cgroups_path(config, len, &cp);
 	if (r < 0)
-		return log_error_errno(r, "Container %s: '%s': no usable linux.cgroupsPath (%m)", s->id, path);
+		return log_error_errno(r, "Container %s: '%s': no usable linux.cgroupsPath (%m)",
+				       s->id, path);
 	own_cgroup(ctx, base, sizeof(base));
 	r = thps_oci_cgroups_path_resolve(cp, base, buf, size);
 	if (r < 0)
-		return log_error_errno(r, "Container %s: '%s': linux.cgroupsPath: cannot resolve this path (%m)",
-				       s->id, path);
+		return log_error_errno(
+		    r, "Container %s: '%s': linux.cgroupsPath: cannot resolve this path (%m)",
+		    s->id, path);
 	return 0;
 }
 
-static int do_register(const struct thps_ctx *ctx, const struct args *a, const struct thps_oci_state *s)
+static int do_register(const struct thps_ctx *ctx, const struct args *a,
+		       const struct thps_oci_state *s)
 {
-	struct thps_registration reg = { 0 };
+	struct thps_registration reg = {0};
 	struct tm tm;
 	time_t now = time(NULL);
 	int r;
@@ -190,18 +201,21 @@ static int do_register(const struct thps_ctx *ctx, const struct args *a, const s
 	if (s->policy && thps_policy_name_valid(s->policy))
 		snprintf(reg.policy, sizeof(reg.policy), "%s", s->policy);
 	else if (s->policy)
-		log_warning("Container %s: annotation %s is not a policy name ([A-Za-z0-9_.-]{1,64}), ignoring it",
+		log_warning("Container %s: annotation %s is not a policy name "
+			    "([A-Za-z0-9_.-]{1,64}), ignoring it",
 			    s->id, THPS_ANN_POLICY);
 	if (s->mode && thps_mode_normalize(s->mode))
 		snprintf(reg.mode, sizeof(reg.mode), "%s", thps_mode_normalize(s->mode));
 	else if (s->mode)
-		log_warning("Container %s: annotation %s: expected observe or enforce, ignoring it", s->id,
-			    THPS_ANN_MODE);
+		log_warning("Container %s: annotation %s: expected observe or enforce, ignoring it",
+			    s->id, THPS_ANN_MODE);
 	r = find_cgroup(ctx, s, reg.cgroup, sizeof(reg.cgroup));
 	if (r < 0)
 		return r;
 	if (s->pid > 0 && (r = thps_registration_set_pid(ctx, &reg, s->pid)) < 0) {
-		log_warning_errno(r, "Container %s: cannot read the start time of pid %d (%m), registering without it",
+		log_warning_errno(r,
+				  "Container %s: cannot read the start time of pid %d (%m), "
+				  "registering without it",
 				  s->id, (int)s->pid);
 		reg.pid = 0;
 		reg.pid_start_time = 0;
@@ -209,7 +223,8 @@ static int do_register(const struct thps_ctx *ctx, const struct args *a, const s
 	gmtime_r(&now, &tm);
 	strftime(reg.created, sizeof(reg.created), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	/* A registration describes a live container: anything but these is recorded as unknown. */
-	if (!strcmp(s->status, "creating") || !strcmp(s->status, "created") || !strcmp(s->status, "running"))
+	if (!strcmp(s->status, "creating") || !strcmp(s->status, "created") ||
+	    !strcmp(s->status, "running"))
 		snprintf(reg.status, sizeof(reg.status), "%.15s", s->status);
 	else
 		snprintf(reg.status, sizeof(reg.status), "unknown");
@@ -217,19 +232,23 @@ static int do_register(const struct thps_ctx *ctx, const struct args *a, const s
 
 	r = thps_registrations_dir_ensure(a->dir);
 	if (r < 0)
-		return log_error_errno(r, "Container %s: cannot create '%s' (is thpshrinkd set up?): %m", s->id, a->dir);
+		return log_error_errno(
+		    r, "Container %s: cannot create '%s' (is thpshrinkd set up?): %m", s->id,
+		    a->dir);
 	r = thps_registration_write(a->dir, &reg);
 	if (r < 0)
-		return log_error_errno(r, "Container %s: failed to write its registration in '%s': %m", s->id, a->dir);
-	log_info("Container %s: registered cgroup %s%s%s%s%s", s->id, reg.cgroup, reg.policy[0] ? " policy=" : "",
-		 reg.policy, reg.mode[0] ? " mode=" : "", reg.mode);
+		return log_error_errno(
+		    r, "Container %s: failed to write its registration in '%s': %m", s->id, a->dir);
+	log_info("Container %s: registered cgroup %s%s%s%s%s", s->id, reg.cgroup,
+		 reg.policy[0] ? " policy=" : "", reg.policy, reg.mode[0] ? " mode=" : "",
+		 reg.mode);
 	return 0;
 }
 
 static int run(int argc, char **argv)
 {
 	_cleanup_free_ char *buf = NULL;
-	struct thps_oci_state s = { 0 };
+	struct thps_oci_state s = {0};
 	struct thps_ctx ctx;
 	struct args a;
 	size_t len = 0;
@@ -241,31 +260,40 @@ static int run(int argc, char **argv)
 	thps_ctx_init(&ctx);
 	r = read_state(&buf, &len);
 	if (r == -EFBIG)
-		return log_error_errno(r, "The container state on stdin is larger than %u bytes, ignoring it",
-				       THPS_OCI_STATE_MAX);
+		return log_error_errno(
+		    r, "The container state on stdin is larger than %u bytes, ignoring it",
+		    THPS_OCI_STATE_MAX);
 	if (r < 0)
 		return log_error_errno(r, "Failed to read the container state on stdin: %m");
 	r = thps_oci_state_parse(buf, len, &s);
 	if (r == -EINVAL)
-		return log_error_errno(r, "The container state has no valid \"id\" ([A-Za-z0-9_.-]{1,128}), ignoring it");
+		return log_error_errno(
+		    r,
+		    "The container state has no valid \"id\" ([A-Za-z0-9_.-]{1,128}), ignoring it");
 	if (r < 0)
-		return log_error_errno(r, "The container state on stdin is not a valid OCI state (malformed or "
-					  "non-UTF-8 JSON, nested deeper than %d, or a field of the wrong type), "
-					  "ignoring it",
-				       THPS_JSON_DEPTH);
+		return log_error_errno(
+		    r,
+		    "The container state on stdin is not a valid OCI state (malformed or "
+		    "non-UTF-8 JSON, nested deeper than %d, or a field of the wrong type), "
+		    "ignoring it",
+		    THPS_JSON_DEPTH);
 	if (a.stage == THPS_OCI_STAGE_NONE)
 		a.stage = thps_oci_stage_from_status(s.status);
 	switch (a.stage) {
 	case THPS_OCI_STAGE_POSTSTOP:
 		r = thps_registration_remove(a.dir, s.id);
 		if (r < 0)
-			log_error_errno(r, "Container %s: failed to remove its registration in '%s': %m", s.id, a.dir);
+			log_error_errno(
+			    r, "Container %s: failed to remove its registration in '%s': %m", s.id,
+			    a.dir);
 		else
 			log_debug("Container %s: unregistered", s.id);
 		break;
 	case THPS_OCI_STAGE_NONE:
-		r = log_error_errno(-EINVAL, "Container %s: no hook stage given and status '%s' names none, ignoring",
-				    s.id, s.status);
+		r = log_error_errno(
+		    -EINVAL,
+		    "Container %s: no hook stage given and status '%s' names none, ignoring", s.id,
+		    s.status);
 		break;
 	default:
 		r = do_register(&ctx, &a, &s);

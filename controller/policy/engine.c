@@ -10,7 +10,7 @@
 #include "units.h"
 #include "macro.h"
 
-#define N_BUCKETS    4096
+#define N_BUCKETS 4096
 
 struct bucket {
 	double tokens, rate, burst;

@@ -40,15 +40,17 @@ static void set_freep(struct thps_policy_set **s)
 static int check_owner(const char *path, const struct stat *st, struct thps_policy_errors *errs)
 {
 	if (st->st_uid != 0) {
-		thps_policy_errors_add(errs, "%s: refusing to use: owned by uid %u, not root; chown root it",
-			  path, (unsigned)st->st_uid);
+		thps_policy_errors_add(
+		    errs, "%s: refusing to use: owned by uid %u, not root; chown root it", path,
+		    (unsigned)st->st_uid);
 		return -EPERM;
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-		thps_policy_errors_add(errs,
-			  "%s: refusing to use: writable by group or others (mode %04o); "
-			  "chmod go-w it",
-			  path, (unsigned)(st->st_mode & 07777));
+		thps_policy_errors_add(
+		    errs,
+		    "%s: refusing to use: writable by group or others (mode %04o); "
+		    "chmod go-w it",
+		    path, (unsigned)(st->st_mode & 07777));
 		return -EPERM;
 	}
 	return 0;
@@ -56,10 +58,10 @@ static int check_owner(const char *path, const struct stat *st, struct thps_poli
 
 /* How far the policy directory itself can be trusted. */
 enum dir_trust {
-	DIR_ROOT_ONLY,   /* root-owned, writable by root only: any entry is root's */
-	DIR_READ_ONLY,   /* a read-only mount (a Kubernetes ConfigMap volume): nobody adds entries */
-	DIR_STICKY,      /* root-owned, sticky, writable by others (kubelet makes ConfigMap volume
-			  * directories 1777): entries must be checked one by one */
+	DIR_ROOT_ONLY, /* root-owned, writable by root only: any entry is root's */
+	DIR_READ_ONLY, /* a read-only mount (a Kubernetes ConfigMap volume): nobody adds entries */
+	DIR_STICKY,    /* root-owned, sticky, writable by others (kubelet makes ConfigMap volume
+			* directories 1777): entries must be checked one by one */
 };
 
 static int check_dir(const char *dir, int dfd, enum dir_trust *ret, struct thps_policy_errors *errs)
@@ -89,7 +91,8 @@ static int check_dir(const char *dir, int dfd, enum dir_trust *ret, struct thps_
  * entry itself (a symlink's owner too), and a symlink must stay inside the directory (kubelet's
  * "NAME -> ..data/NAME", with "..data" a root-owned symlink to a root-owned directory). The
  * file it leads to is checked by load_fd like any other. */
-static int check_sticky_entry(int dfd, const char *name, const char *path, struct thps_policy_errors *errs)
+static int check_sticky_entry(int dfd, const char *name, const char *path,
+			      struct thps_policy_errors *errs)
 {
 	char target[PATH_MAX], first[NAME_MAX + 1];
 	struct stat st;
@@ -103,8 +106,9 @@ static int check_sticky_entry(int dfd, const char *name, const char *path, struc
 	}
 	if (st.st_uid != 0) {
 		thps_policy_errors_add(errs,
-			  "%s: refusing to use: owned by uid %u, not root, in a directory others can write",
-			  path, (unsigned)st.st_uid);
+				       "%s: refusing to use: owned by uid %u, not root, in a "
+				       "directory others can write",
+				       path, (unsigned)st.st_uid);
 		return -EPERM;
 	}
 	if (!S_ISLNK(st.st_mode))
@@ -119,10 +123,11 @@ static int check_sticky_entry(int dfd, const char *name, const char *path, struc
 	fl = strcspn(target, "/");
 	if (target[0] == '/' || strstr(target, "/../") || !strcmp(target + fl, "/..") ||
 	    !strcmp(target, "..") || !strncmp(target, "../", 3) || fl > NAME_MAX) {
-		thps_policy_errors_add(errs,
-			  "%s: refusing to use: a link to '%s', outside its directory (in a directory "
-			  "others can write, only links like kubelet's '..data/NAME' are followed)",
-			  path, target);
+		thps_policy_errors_add(
+		    errs,
+		    "%s: refusing to use: a link to '%s', outside its directory (in a directory "
+		    "others can write, only links like kubelet's '..data/NAME' are followed)",
+		    path, target);
 		return -EPERM;
 	}
 	if (target[fl] == '/') {
@@ -132,9 +137,11 @@ static int check_sticky_entry(int dfd, const char *name, const char *path, struc
 		if (fstatat(dfd, first, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid != 0 ||
 		    fstatat(dfd, first, &st, 0) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
 		    (st.st_mode & (S_IWGRP | S_IWOTH))) {
-			thps_policy_errors_add(errs,
-				  "%s: refusing to use: '%s' is not a root-owned directory only root can "
-				  "write", path, first);
+			thps_policy_errors_add(
+			    errs,
+			    "%s: refusing to use: '%s' is not a root-owned directory only root can "
+			    "write",
+			    path, first);
 			return -EPERM;
 		}
 	}
@@ -165,7 +172,8 @@ static int load_fd(int fd, const char *path, unsigned flags, struct thps_policy_
 	}
 	r = read_fd_bounded(fd, THPS_POLICY_MAX_FILE + 1, &text, &len);
 	if (r == -EFBIG) {
-		thps_policy_errors_add(errs, "%s: larger than %d bytes", path, THPS_POLICY_MAX_FILE);
+		thps_policy_errors_add(errs, "%s: larger than %d bytes", path,
+				       THPS_POLICY_MAX_FILE);
 		return r;
 	}
 	if (r < 0) {
@@ -198,11 +206,12 @@ int thps_policy_set_check_unique(const struct thps_policy_set *set, struct thps_
 			const struct thps_policy *a = &set->policies[k], *b = &set->policies[i];
 			if (strcmp(a->name, b->name))
 				continue;
-			thps_policy_errors_add(errs,
-				  "%s:%u:%u: %s: duplicate policy name \"%s\" (first defined at "
-				  "%s:%u:%u)",
-				  b->file, b->name_line, b->name_col, b->json_path, b->name,
-				  a->file, a->name_line, a->name_col);
+			thps_policy_errors_add(
+			    errs,
+			    "%s:%u:%u: %s: duplicate policy name \"%s\" (first defined at "
+			    "%s:%u:%u)",
+			    b->file, b->name_line, b->name_col, b->json_path, b->name, a->file,
+			    a->name_line, a->name_col);
 			r = -EINVAL;
 			break;
 		}
@@ -234,14 +243,16 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		r = negative_errno();
-		thps_policy_errors_add(errs, "%s: cannot open policy directory: %s", dir, strerror(-r));
+		thps_policy_errors_add(errs, "%s: cannot open policy directory: %s", dir,
+				       strerror(-r));
 		return r;
 	}
 	d = fdopendir(dfd);
 	if (!d) {
 		r = negative_errno();
 		close(dfd);
-		thps_policy_errors_add(errs, "%s: cannot read policy directory: %s", dir, strerror(-r));
+		thps_policy_errors_add(errs, "%s: cannot read policy directory: %s", dir,
+				       strerror(-r));
 		return r;
 	}
 	if (flags & THPS_POLICY_LOAD_CHECK_OWNER) {
@@ -260,8 +271,8 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 		if (!de) {
 			if (errno) {
 				r = negative_errno();
-				thps_policy_errors_add(errs, "%s: cannot read policy directory: %s", dir,
-					  strerror(-r));
+				thps_policy_errors_add(errs, "%s: cannot read policy directory: %s",
+						       dir, strerror(-r));
 			}
 			break;
 		}
@@ -269,7 +280,7 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 			continue;
 		if (n >= THPS_POLICY_MAX_FILES) {
 			thps_policy_errors_add(errs, "%s: more than %d policy files", dir,
-				  THPS_POLICY_MAX_FILES);
+					       THPS_POLICY_MAX_FILES);
 			r = -E2BIG;
 			break;
 		}
@@ -306,7 +317,8 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 			fd = openat(dfd, names[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 			if (fd < 0) {
 				fail = negative_errno();
-				thps_policy_errors_add(errs, "%s: cannot open: %s", path, strerror(-fail));
+				thps_policy_errors_add(errs, "%s: cannot open: %s", path,
+						       strerror(-fail));
 				continue;
 			}
 			/* go on after a bad file: the operator sees every error at once */

@@ -17,7 +17,6 @@
 #include "units.h"
 #include "valid.h"
 
-
 enum key_type {
 	K_OBJECT,   /* nested keys follow as "parent.child" */
 	K_NAME,	    /* [A-Za-z0-9_.-]{1,64}, not "." or ".." */
@@ -169,8 +168,8 @@ static int verr(struct vctx *v, unsigned line, unsigned col, const char *path, c
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	v->nerr++;
-	if (thps_policy_errors_add(v->errs, "%s:%u:%u: %s%s%s", v->file, line, col, path, *path ? ": " : "",
-		       msg) < 0)
+	if (thps_policy_errors_add(v->errs, "%s:%u:%u: %s%s%s", v->file, line, col, path,
+				   *path ? ": " : "", msg) < 0)
 		v->r = -ENOMEM;
 	return 0;
 }
@@ -259,7 +258,8 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 	case K_OBJECT:
 		break;
 	case K_NAME:
-		if (j->type != PJSON_STRING || !thps_name_valid(j->str, THPS_POLICY_NAME_MAX, false))
+		if (j->type != PJSON_STRING ||
+		    !thps_name_valid(j->str, THPS_POLICY_NAME_MAX, false))
 			return verr(
 			    v, j->line, j->col, path,
 			    "expected a name of 1-%d characters from [A-Za-z0-9_.-], got %s",
@@ -343,10 +343,11 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 		uint32_t mask = 0;
 
 		if (j->type != PJSON_ARRAY || j->n_items < 1 || j->n_items > 16)
-			return verr(v, j->line, j->col, path,
-				    "expected an array of 1 to 16 folio sizes like [\"64K\", \"2M\"], "
-				    "got %s",
-				    got);
+			return verr(
+			    v, j->line, j->col, path,
+			    "expected an array of 1 to 16 folio sizes like [\"64K\", \"2M\"], "
+			    "got %s",
+			    got);
 		for (size_t i = 0; i < j->n_items; i++) {
 			const struct pjson *e = &j->items[i];
 			char ipath[300];
@@ -356,7 +357,8 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 			if (e->type != PJSON_STRING || thps_parse_size(e->str, &u) < 0 ||
 			    u < k->min || u > k->max || (u & (u - 1)) || u % 4096) {
 				verr(v, e->line, e->col, ipath,
-				     "expected a folio size, a power of two from %s to %s like \"64K\", "
+				     "expected a folio size, a power of two from %s to %s like "
+				     "\"64K\", "
 				     "got %s",
 				     lo, hi, got);
 				continue;

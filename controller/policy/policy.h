@@ -46,7 +46,7 @@ struct thps_policy {
 	size_t n_match_container;
 	enum thps_policy_mode mode;
 	unsigned lowutil_max_bucket;  /* folios of every size in buckets 0..this are low-util */
-	uint32_t sizes_mask;          /* folio sizes acted on, bit o = 2^o pages; 0 = every size */
+	uint32_t sizes_mask;	      /* folio sizes acted on, bit o = 2^o pages; 0 = every size */
 	uint64_t trigger_min_waste;   /* bytes; 0 = this trigger is off */
 	uint64_t trigger_growth_thps; /* 0 = this trigger is off */
 	uint64_t trigger_growth_window_usec;

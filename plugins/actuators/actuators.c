@@ -16,10 +16,10 @@
 #include "probe.h"
 
 const struct thps_actuator_ops *const thps_actuators[] = {
-	&thps_actuator_reclaim,
-	&thps_actuator_split,
-	&thps_actuator_observe,
-	NULL,
+    &thps_actuator_reclaim,
+    &thps_actuator_split,
+    &thps_actuator_observe,
+    NULL,
 };
 
 const struct thps_actuator_ops *thps_actuator_find(const char *name)
@@ -30,7 +30,8 @@ const struct thps_actuator_ops *thps_actuator_find(const char *name)
 	return NULL;
 }
 
-uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_bytes, uint32_t page_size)
+uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_bytes,
+			     uint32_t page_size)
 {
 	uint64_t a = cg->waste_bytes + cg->partial_unmapped_bytes;
 
@@ -86,14 +87,18 @@ int thps_split_frees_zero_subpages(const struct thps_ctx *ctx, char *why, size_t
 		return r;
 	switch (p->split_kind) {
 	case THPS_SPLIT_UPSTREAM:
-		snprintf(why, size, "a split remaps zero subpages to the shared zero page (Linux >= 6.12)");
+		snprintf(why, size,
+			 "a split remaps zero subpages to the shared zero page (Linux >= 6.12)");
 		return 1;
 	case THPS_SPLIT_RFC:
-		snprintf(why, size, "a split frees zero subpages (THP shrinker RFC: vmstat thp_split_free)");
+		snprintf(why, size,
+			 "a split frees zero subpages (THP shrinker RFC: vmstat thp_split_free)");
 		return 1;
 	default:
-		snprintf(why, size, "a split frees nothing on this kernel: it neither remaps zero subpages "
-			 "to the shared zero page (Linux >= 6.12, no transparent_hugepage/shrink_underused "
+		snprintf(why, size,
+			 "a split frees nothing on this kernel: it neither remaps zero subpages "
+			 "to the shared zero page (Linux >= 6.12, no "
+			 "transparent_hugepage/shrink_underused "
 			 "here) nor has the THP shrinker RFC (no vmstat thp_split_free)");
 		return 0;
 	}
@@ -112,7 +117,8 @@ int thps_reclaim_frees_zero_subpages(const struct thps_ctx *ctx, const struct th
 	if (r < 0)
 		return r;
 	if (vs.thp_split_free != UINT64_MAX) {
-		snprintf(why, size, "the THP shrinker RFC splits low-utilization THPs under memory.reclaim");
+		snprintf(why, size,
+			 "the THP shrinker RFC splits low-utilization THPs under memory.reclaim");
 		return 1;
 	}
 	r = thp_knob_path(ctx, "shrink_underused", path, sizeof(path));
@@ -120,15 +126,18 @@ int thps_reclaim_frees_zero_subpages(const struct thps_ctx *ctx, const struct th
 		return r;
 	r = read_file_bounded(path, 64, &text, NULL);
 	if (r == -ENOENT) {
-		snprintf(why, size, "memory.reclaim frees nothing of THPs' zero subpages on this kernel: "
-			 "it has no underused-THP shrinker (Linux < 6.12 without the THP shrinker RFC); "
-			 "without swap it can free only page cache");
+		snprintf(
+		    why, size,
+		    "memory.reclaim frees nothing of THPs' zero subpages on this kernel: "
+		    "it has no underused-THP shrinker (Linux < 6.12 without the THP shrinker RFC); "
+		    "without swap it can free only page cache");
 		return 0;
 	}
 	if (r < 0)
 		return r;
 	if (text[0] != '1') {
-		snprintf(why, size, "transparent_hugepage/shrink_underused is off: memory.reclaim splits "
+		snprintf(why, size,
+			 "transparent_hugepage/shrink_underused is off: memory.reclaim splits "
 			 "no underused THP");
 		return 0;
 	}
@@ -136,13 +145,19 @@ int thps_reclaim_frees_zero_subpages(const struct thps_ctx *ctx, const struct th
 	if (r < 0)
 		return r;
 	if (mpn >= g->subpages - 1) {
-		snprintf(why, size, "khugepaged/max_ptes_none is %u: the underused-THP shrinker counts no THP "
-			 "as underused; lower it (--set-max-ptes-none %u for bucket 0) before the workload "
-			 "faults its THPs in", mpn, thps_max_ptes_none_advice(g, 0));
+		snprintf(why, size,
+			 "khugepaged/max_ptes_none is %u: the underused-THP shrinker counts no THP "
+			 "as underused; lower it (--set-max-ptes-none %u for bucket 0) before the "
+			 "workload "
+			 "faults its THPs in",
+			 mpn, thps_max_ptes_none_advice(g, 0));
 		return 0;
 	}
-	snprintf(why, size, "the underused-THP shrinker splits THPs with more than %u zero subpages "
-		 "(khugepaged/max_ptes_none) under memory.reclaim, if they were queued after it was set", mpn);
+	snprintf(
+	    why, size,
+	    "the underused-THP shrinker splits THPs with more than %u zero subpages "
+	    "(khugepaged/max_ptes_none) under memory.reclaim, if they were queued after it was set",
+	    mpn);
 	return 1;
 }
 
@@ -210,7 +225,8 @@ int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, un
 	r = mkdir_parents(state_dir);
 	if (r < 0)
 		return r;
-	/* Keep the first original: a second --set must not make its own value the one to restore. */
+	/* Keep the first original: a second --set must not make its own value the one to restore.
+	 */
 	if (access(saved, F_OK) < 0) {
 		/* 0600 whatever the umask: restore refuses a file others may write */
 		int fd = open(saved, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -252,7 +268,8 @@ static int saved_trusted(const char *saved)
 	return 0;
 }
 
-int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir, unsigned *ret_value)
+int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir,
+			       unsigned *ret_value)
 {
 	char path[PATH_MAX], saved[PATH_MAX], num[32];
 	uint64_t v;

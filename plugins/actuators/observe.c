@@ -22,21 +22,24 @@ static int observe_act(const struct thps_ctx *ctx, const struct thps_act_request
 	memset(res, 0, sizeof(*res));
 	res->actuator = "observe";
 	for (size_t i = 0; i < req->n_ranges; i++)
-		waste += (uint64_t)(req->geom->subpages - MIN(req->ranges[i].utilized, req->geom->subpages)) *
+		waste += (uint64_t)(req->geom->subpages -
+				    MIN(req->ranges[i].utilized, req->geom->subpages)) *
 			 req->geom->page_size;
 	res->asked_bytes = req->amount_bytes ? req->amount_bytes : waste;
 	r = thps_act_snapshot(ctx, req->cgroup, &res->before);
 	if (r < 0)
 		return r;
 	res->after = res->before;
-	snprintf(res->note, sizeof(res->note), "dry run: would ask for %llu bytes (%zu low-utilization "
-		 "THP ranges); nothing changed", (unsigned long long)res->asked_bytes, req->n_ranges);
+	snprintf(res->note, sizeof(res->note),
+		 "dry run: would ask for %llu bytes (%zu low-utilization "
+		 "THP ranges); nothing changed",
+		 (unsigned long long)res->asked_bytes, req->n_ranges);
 	return 0;
 }
 
 const struct thps_actuator_ops thps_actuator_observe = {
-	.name = "observe",
-	.description = "dry run: record what would be done",
-	.probe = observe_probe,
-	.act = observe_act,
+    .name = "observe",
+    .description = "dry run: record what would be done",
+    .probe = observe_probe,
+    .act = observe_act,
 };

@@ -22,7 +22,8 @@ static int reclaim_probe(const struct thps_ctx *ctx, char *why, size_t size)
 	int r;
 
 	if (ctx->cgroup_version != 2) {
-		snprintf(why, size, "needs the cgroup v2 memory controller (memory.reclaim); cgroup v1 is "
+		snprintf(why, size,
+			 "needs the cgroup v2 memory controller (memory.reclaim); cgroup v1 is "
 			 "read-only for thpshrink");
 		return 0;
 	}
@@ -43,7 +44,8 @@ static int reclaim_act(const struct thps_ctx *ctx, const struct thps_act_request
 	memset(res, 0, sizeof(*res));
 	res->actuator = "reclaim";
 	if (ctx->cgroup_version != 2) {
-		snprintf(res->note, sizeof(res->note), "refused: cgroup v1 has no memory.reclaim; "
+		snprintf(res->note, sizeof(res->note),
+			 "refused: cgroup v1 has no memory.reclaim; "
 			 "thpshrink only acts on cgroup v2");
 		return 0;
 	}
@@ -51,12 +53,15 @@ static int reclaim_act(const struct thps_ctx *ctx, const struct thps_act_request
 	if (r < 0)
 		return r;
 	if (access(path, W_OK) < 0) {
-		snprintf(res->note, sizeof(res->note), "refused: '%.200s': %s (memory.reclaim needs Linux >= 5.19 "
-			 "and the memory controller enabled for this cgroup)", path, strerror(errno));
+		snprintf(res->note, sizeof(res->note),
+			 "refused: '%.200s': %s (memory.reclaim needs Linux >= 5.19 "
+			 "and the memory controller enabled for this cgroup)",
+			 path, strerror(errno));
 		return 0;
 	}
 	if (req->amount_bytes == 0) {
-		snprintf(res->note, sizeof(res->note), "nothing to reclaim: no low-utilization waste found");
+		snprintf(res->note, sizeof(res->note),
+			 "nothing to reclaim: no low-utilization waste found");
 		return 0;
 	}
 	frees = thps_reclaim_frees_zero_subpages(ctx, req->geom, why, sizeof(why));
@@ -77,14 +82,15 @@ static int reclaim_act(const struct thps_ctx *ctx, const struct thps_act_request
 	if (!frees)
 		snprintf(res->note, sizeof(res->note), "%s", why);
 	else if (res->write_status == -EAGAIN)
-		snprintf(res->note, sizeof(res->note), "memory.reclaim answered EAGAIN (it does so also when "
+		snprintf(res->note, sizeof(res->note),
+			 "memory.reclaim answered EAGAIN (it does so also when "
 			 "it freed memory): measured by memory.current");
 	return 0;
 }
 
 const struct thps_actuator_ops thps_actuator_reclaim = {
-	.name = "reclaim",
-	.description = "write the cgroup's memory.reclaim; the kernel's THP shrinker splits",
-	.probe = reclaim_probe,
-	.act = reclaim_act,
+    .name = "reclaim",
+    .description = "write the cgroup's memory.reclaim; the kernel's THP shrinker splits",
+    .probe = reclaim_probe,
+    .act = reclaim_act,
 };

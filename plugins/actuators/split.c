@@ -102,7 +102,8 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		return k;
 	if ((flags & (THPS_KPF(THP) | THPS_KPF(COMPOUND_HEAD))) !=
 	    (THPS_KPF(THP) | THPS_KPF(COMPOUND_HEAD))) {
-		snprintf(why, size, "PFN 0x%llx is no longer a THP head", (unsigned long long)r->pfn);
+		snprintf(why, size, "PFN 0x%llx is no longer a THP head",
+			 (unsigned long long)r->pfn);
 		return 0;
 	}
 	/* the folio size: the head's next PFNs must still be its tails (a folio of the same
@@ -116,7 +117,8 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		if (k < 0)
 			return k;
 		for (uint32_t i = 1; i < nr; i++)
-			if (!(fl[i] & THPS_KPF(COMPOUND_TAIL)) || (fl[i] & THPS_KPF(COMPOUND_HEAD))) {
+			if (!(fl[i] & THPS_KPF(COMPOUND_TAIL)) ||
+			    (fl[i] & THPS_KPF(COMPOUND_HEAD))) {
 				snprintf(why, size, "PFN 0x%llx is no longer a folio of %u pages",
 					 (unsigned long long)r->pfn, nr);
 				return 0;
@@ -130,16 +132,16 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 	k = thps_reader_count(&rd, r->pid, r->start, len, &used, &bytes);
 	thps_reader_done(&rd);
 	if (k == -ESRCH || k == -EFAULT) {
-		snprintf(why, size, "0x%llx of process %d is gone or changed", (unsigned long long)r->start,
-			 (int)r->pid);
+		snprintf(why, size, "0x%llx of process %d is gone or changed",
+			 (unsigned long long)r->start, (int)r->pid);
 		return 0;
 	}
 	if (k < 0)
 		return k;
 	b = thps_bucket_n(nr, used);
 	if (b > lowutil_max_bucket) {
-		snprintf(why, size, "now %u of %u subpages used (bucket %u): well used, not split", used,
-			 nr, b);
+		snprintf(why, size, "now %u of %u subpages used (bucket %u): well used, not split",
+			 used, nr, b);
 		return 0;
 	}
 	*ret_utilized = used;
@@ -159,7 +161,8 @@ static int split_probe(const struct thps_ctx *ctx, char *why, size_t size)
 	if (r < 0)
 		return r;
 	if (access(path, W_OK) < 0) {
-		snprintf(why, size, "'%.200s': %s (mount debugfs; needs root)", path, strerror(errno));
+		snprintf(why, size, "'%.200s': %s (mount debugfs; needs root)", path,
+			 strerror(errno));
 		return 0;
 	}
 	return 1;
@@ -186,7 +189,8 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 		return 0;
 	}
 	if (req->n_ranges == 0) {
-		snprintf(res->note, sizeof(res->note), "nothing to split: no low-utilization THP found");
+		snprintf(res->note, sizeof(res->note),
+			 "nothing to split: no low-utilization THP found");
 		return 0;
 	}
 	r = thps_path(path, sizeof(path), ctx->debugfs_root, "split_huge_pages");
@@ -211,7 +215,8 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 			continue;
 		}
 		/* to order 0: every size's zero subpages go to the shared zero page */
-		snprintf(cmd, sizeof(cmd), "%d,0x%llx,0x%llx", (int)t->pid, (unsigned long long)t->start,
+		snprintf(cmd, sizeof(cmd), "%d,0x%llx,0x%llx", (int)t->pid,
+			 (unsigned long long)t->start,
 			 (unsigned long long)(t->start +
 					      (uint64_t)thps_range_pages(t, g) * g->page_size));
 		if (write_file_string(path, cmd) < 0) {
@@ -225,18 +230,22 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 	if (r < 0)
 		return r;
 	if (res->ranges_skipped)
-		snprintf(res->note, sizeof(res->note), "%llu THPs changed since the scan and were left "
-			 "alone (first: %.300s)", (unsigned long long)res->ranges_skipped, first_skip);
+		snprintf(res->note, sizeof(res->note),
+			 "%llu THPs changed since the scan and were left "
+			 "alone (first: %.300s)",
+			 (unsigned long long)res->ranges_skipped, first_skip);
 	else if (thps_max_ptes_none_get(ctx, &mpn) == 0 &&
 		 mpn > thps_max_ptes_none_advice(g, req->lowutil_max_bucket))
-		snprintf(res->note, sizeof(res->note), "khugepaged/max_ptes_none is %u: khugepaged may "
-			 "re-collapse the split ranges into THPs full of zeroes again", mpn);
+		snprintf(res->note, sizeof(res->note),
+			 "khugepaged/max_ptes_none is %u: khugepaged may "
+			 "re-collapse the split ranges into THPs full of zeroes again",
+			 mpn);
 	return 0;
 }
 
 const struct thps_actuator_ops thps_actuator_split = {
-	.name = "split",
-	.description = "split exactly the low-utilization THPs the scanner found (debugfs)",
-	.probe = split_probe,
-	.act = split_act,
+    .name = "split",
+    .description = "split exactly the low-utilization THPs the scanner found (debugfs)",
+    .probe = split_probe,
+    .act = split_act,
 };

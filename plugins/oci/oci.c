@@ -61,7 +61,7 @@ static int get_strdup(struct json_object *o, const char *key, size_t max, char *
 
 int thps_oci_state_parse(const char *buf, size_t len, struct thps_oci_state *ret)
 {
-	struct thps_oci_state s = { 0 };
+	struct thps_oci_state s = {0};
 	struct json_object *o = NULL, *v, *ann;
 	void *root;
 	int r;
@@ -190,7 +190,8 @@ static int resolve_systemd(const char *cp, char *buf, size_t size)
 	strcpy(name, c2 + 1);
 	if (!slice[0])
 		strcpy(slice, "system.slice");
-	if (!thps_name_valid(name, 200, false) || (prefix[0] && !thps_name_valid(prefix, 200, false)))
+	if (!thps_name_valid(name, 200, false) ||
+	    (prefix[0] && !thps_name_valid(prefix, 200, false)))
 		return -EINVAL;
 	r = thps_systemd_slice_expand(slice, exp, sizeof(exp));
 	if (r < 0)
@@ -211,7 +212,8 @@ static int resolve_systemd(const char *cp, char *buf, size_t size)
 	return thps_cgroup_path_valid(buf) ? 0 : -EINVAL;
 }
 
-int thps_oci_cgroups_path_resolve(const char *cgroups_path, const char *base, char *buf, size_t size)
+int thps_oci_cgroups_path_resolve(const char *cgroups_path, const char *base, char *buf,
+				  size_t size)
 {
 	char tmp[THPS_CGROUP_PATH_MAX];
 	int n;
@@ -257,7 +259,8 @@ int thps_oci_config_cgroups_path(const char *buf, size_t len, char **ret)
 		json_object_put(o);
 		return -ENODATA;
 	}
-	if (!json_object_is_type(v, json_type_string) || strlen(json_object_get_string(v)) >= THPS_CGROUP_PATH_MAX) {
+	if (!json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) >= THPS_CGROUP_PATH_MAX) {
 		json_object_put(o);
 		return -EBADMSG;
 	}

@@ -9,17 +9,17 @@
 
 #include "valid.h"
 
-#define THPS_OCI_STATE_MAX (64 * 1024)  /* a state JSON larger than this is refused */
+#define THPS_OCI_STATE_MAX  (64 * 1024)	  /* a state JSON larger than this is refused */
 #define THPS_OCI_CONFIG_MAX (1024 * 1024) /* a bundle's config.json larger than this is refused */
 
 struct thps_oci_state {
 	char oci_version[32];
 	char id[THPS_OCI_ID_MAX + 1];
-	char status[32];  /* creating | created | running | stopped */
-	pid_t pid;        /* 0 if absent (e.g. poststop) */
-	char *bundle;     /* malloc'd, NULL if absent */
-	char *policy;     /* annotation io.thpshrink.policy as given (maybe invalid), or NULL */
-	char *mode;       /* annotation io.thpshrink.mode as given (maybe invalid), or NULL */
+	char status[32]; /* creating | created | running | stopped */
+	pid_t pid;	 /* 0 if absent (e.g. poststop) */
+	char *bundle;	 /* malloc'd, NULL if absent */
+	char *policy;	 /* annotation io.thpshrink.policy as given (maybe invalid), or NULL */
+	char *mode;	 /* annotation io.thpshrink.mode as given (maybe invalid), or NULL */
 };
 
 void thps_oci_state_free(struct thps_oci_state *s);
@@ -40,7 +40,8 @@ int thps_systemd_slice_expand(const char *slice, char *buf, size_t size);
  *                         empty slice → system.slice, empty prefix → "<name>.scope",
  *                         a name ending in ".slice" is itself the unit)
  * Returns 0, -ENODATA for an empty cgroupsPath, -EINVAL when malformed, -ENAMETOOLONG. */
-int thps_oci_cgroups_path_resolve(const char *cgroups_path, const char *base, char *buf, size_t size);
+int thps_oci_cgroups_path_resolve(const char *cgroups_path, const char *base, char *buf,
+				  size_t size);
 
 /* Finds linux.cgroupsPath in a bundle's config.json text. Returns 0 with a malloc'd string,
  * -ENODATA when absent, -EBADMSG/-EFBIG for a bad document. */

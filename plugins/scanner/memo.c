@@ -10,12 +10,12 @@
 #include "memo.h"
 
 struct entry {
-	uint64_t pfn1;     /* head PFN + 1; 0 = a free slot */
+	uint64_t pfn1;	   /* head PFN + 1; 0 = a free slot */
 	uint64_t va_order; /* virtual address | order (the low bits of a folio's address are 0) */
 	uint32_t pid;
-	uint32_t start;    /* the low 32 bits of the process's start time */
+	uint32_t start;	   /* the low 32 bits of the process's start time */
 	uint16_t utilized; /* the last exact count */
-	uint16_t seen;     /* the pass that last saw it, mod 2^16 */
+	uint16_t seen;	   /* the pass that last saw it, mod 2^16 */
 	uint32_t cgroup;   /* the memcg's inode, if below 2^32 (else 0: looked up again) */
 };
 _Static_assert(sizeof(struct entry) == 32, "a memo entry is 32 bytes");
@@ -68,7 +68,8 @@ static uint64_t va_order(const struct thps_memo_key *k)
 
 static bool same_folio(const struct entry *e, const struct thps_memo_key *k)
 {
-	return e->va_order == va_order(k) && e->pid == (uint32_t)k->pid && e->start == (uint32_t)k->starttime;
+	return e->va_order == va_order(k) && e->pid == (uint32_t)k->pid &&
+	       e->start == (uint32_t)k->starttime;
 }
 
 /* The slot holding pfn, or the free slot where it would go. */
@@ -109,7 +110,9 @@ void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64
 	m->exact_max_per512 = exact_max_per512;
 	m->window_start = m->cursor;
 	/* refresh_folios of the n entries: the same share of the slots */
-	m->window_len = m->n && refresh_folios ? (size_t)MIN((uint64_t)m->cap, refresh_folios * m->cap / m->n + 1) : 0;
+	m->window_len = m->n && refresh_folios
+			    ? (size_t)MIN((uint64_t)m->cap, refresh_folios * m->cap / m->n + 1)
+			    : 0;
 	m->cursor = (m->cursor + m->window_len) & (m->cap - 1);
 }
 
@@ -119,7 +122,8 @@ static bool in_window(const struct thps_memo *m, size_t i)
 }
 
 enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_memo_key *k,
-					unsigned *ret_utilized, unsigned *ret_limit, uint64_t *ret_cgroup)
+					unsigned *ret_utilized, unsigned *ret_limit,
+					uint64_t *ret_cgroup)
 {
 	size_t i = find(m, k->pfn);
 	struct entry *e = &m->v[i];
@@ -141,8 +145,8 @@ enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_m
 	return THPS_MEMO_CARRY;
 }
 
-int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned utilized, bool complete,
-		    uint64_t cgroup)
+int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned utilized,
+		    bool complete, uint64_t cgroup)
 {
 	size_t i = find(m, k->pfn);
 	struct entry *e = &m->v[i];
@@ -206,8 +210,8 @@ void thps_memo_pass_end(struct thps_memo *m)
 void thps_memo_stats(const struct thps_memo *m, struct thps_memo_stats *ret)
 {
 	*ret = (struct thps_memo_stats){
-		.entries = m->n,
-		.bytes = m->cap * sizeof(*m->v),
-		.passes = m->pass,
+	    .entries = m->n,
+	    .bytes = m->cap * sizeof(*m->v),
+	    .passes = m->pass,
 	};
 }

@@ -22,22 +22,22 @@
 struct thps_memo;
 
 struct thps_memo_key {
-	uint64_t pfn;        /* head PFN */
-	uint64_t va;         /* virtual address of the folio's first page */
+	uint64_t pfn; /* head PFN */
+	uint64_t va;  /* virtual address of the folio's first page */
 	pid_t pid;
-	uint64_t starttime;  /* /proc/PID/stat field 22 */
-	unsigned order;      /* log2 of the folio's pages */
+	uint64_t starttime; /* /proc/PID/stat field 22 */
+	unsigned order;	    /* log2 of the folio's pages */
 };
 
 enum thps_memo_verdict {
-	THPS_MEMO_READ,     /* unknown or a candidate: read it whole, then thps_memo_store() */
-	THPS_MEMO_REFRESH,  /* its turn in the rotation: read until proven above *ret_limit */
-	THPS_MEMO_CARRY,    /* *ret_utilized from the memo stands */
+	THPS_MEMO_READ,	   /* unknown or a candidate: read it whole, then thps_memo_store() */
+	THPS_MEMO_REFRESH, /* its turn in the rotation: read until proven above *ret_limit */
+	THPS_MEMO_CARRY,   /* *ret_utilized from the memo stands */
 };
 
 struct thps_memo_stats {
 	uint64_t entries;
-	uint64_t bytes;          /* the table's memory */
+	uint64_t bytes; /* the table's memory */
 	uint64_t passes;
 };
 
@@ -55,13 +55,14 @@ void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64
  * known folio needs no kpageflags nor kpagecgroup read); with REFRESH, *ret_limit is the
  * count above which the read may stop. */
 enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_memo_key *k,
-					unsigned *ret_utilized, unsigned *ret_limit, uint64_t *ret_cgroup);
+					unsigned *ret_utilized, unsigned *ret_limit,
+					uint64_t *ret_cgroup);
 
 /* Records a read of the folio charged to memcg inode cgroup. complete: utilized is its exact
  * count; false (a refresh that stopped above the limit): the last exact count stays. Returns 0
  * or -ENOMEM (then the folio is simply read again next pass). */
-int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned utilized, bool complete,
-		    uint64_t cgroup);
+int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned utilized,
+		    bool complete, uint64_t cgroup);
 
 /* Ends a pass: drops every entry the pass did not see. */
 void thps_memo_pass_end(struct thps_memo *m);

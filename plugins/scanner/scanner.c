@@ -183,7 +183,8 @@ static int read_folio(struct scanner *s, uint64_t addr, uint64_t len, unsigned l
 	*ret_bytes = 0;
 	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (limit != UINT_MAX && s->hooks->count_until)
-		r = s->hooks->count_until(s->hooks->userdata, s->pid, addr, len, limit, ret_utilized, ret_bytes);
+		r = s->hooks->count_until(s->hooks->userdata, s->pid, addr, len, limit,
+					  ret_utilized, ret_bytes);
 	else
 		r = s->hooks->count(s->hooks->userdata, s->pid, addr, len, ret_utilized, ret_bytes);
 	s->scan->summary.bytes_read += *ret_bytes;
@@ -202,17 +203,22 @@ struct memo_probe {
 
 /* Asks the memo (when the daemon passed one) about the folio. Returns true when the memo knows
  * it well enough to skip kpageflags and kpagecgroup: a carried count and its cgroup. */
-static bool memo_probe(struct scanner *s, uint64_t addr, uint64_t head, uint64_t len, struct memo_probe *ret)
+static bool memo_probe(struct scanner *s, uint64_t addr, uint64_t head, uint64_t len,
+		       struct memo_probe *ret)
 {
 	*ret = (struct memo_probe){
-		.key = { .pfn = head, .va = addr, .pid = s->pid, .starttime = s->starttime,
-			 .order = (unsigned)__builtin_ctzll(len / s->scan->geom.page_size) },
-		.verdict = THPS_MEMO_READ,
-		.limit = UINT_MAX,
+	    .key = {.pfn = head,
+		    .va = addr,
+		    .pid = s->pid,
+		    .starttime = s->starttime,
+		    .order = (unsigned)__builtin_ctzll(len / s->scan->geom.page_size)},
+	    .verdict = THPS_MEMO_READ,
+	    .limit = UINT_MAX,
 	};
 	if (!s->opts->memo)
 		return false;
-	ret->verdict = thps_memo_lookup(s->opts->memo, &ret->key, &ret->cached, &ret->limit, &ret->cgroup);
+	ret->verdict =
+	    thps_memo_lookup(s->opts->memo, &ret->key, &ret->cached, &ret->limit, &ret->cgroup);
 	return ret->verdict == THPS_MEMO_CARRY && ret->cgroup;
 }
 
@@ -278,7 +284,8 @@ static int on_thp(void *ud, uint64_t addr, uint64_t head)
 		if (!cgroup_keep(s, ino, &path))
 			return 0;
 	} else {
-		if (thps_kpage_flags(&s->kpage, head, &flags) < 0 || !thps_kpf_is_anon_thp_head(flags))
+		if (thps_kpage_flags(&s->kpage, head, &flags) < 0 ||
+		    !thps_kpf_is_anon_thp_head(flags))
 			return 0; /* the huge zero page, a file THP, or gone meanwhile */
 		if (thps_pfnset_get(&s->seen, head, NULL)) {
 			s->scan->summary.thps_shared++;
@@ -300,8 +307,8 @@ static int on_thp(void *ud, uint64_t addr, uint64_t head)
 		return -ENOMEM;
 	thps_hist_add(&c->hist, g, utilized);
 	s->scan->summary.thps_scanned++;
-	if (s->opts->record_ranges &&
-	    thps_bucket(g, utilized) <= MAX(s->opts->lowutil_max_bucket, s->opts->record_max_bucket)) {
+	if (s->opts->record_ranges && thps_bucket(g, utilized) <= MAX(s->opts->lowutil_max_bucket,
+								      s->opts->record_max_bucket)) {
 		struct thps_thp_range range = {
 		    .pid = s->pid,
 		    .pid_starttime = s->starttime,
@@ -353,11 +360,11 @@ static int on_page(void *ud, uint64_t addr, uint64_t pfn)
 			return 0;
 		if (r < 0)
 			return r;
-		s->folios[idx] = (struct partial_folio){
-		    .head = head,
-		    .pages = pages,
-		    .pid = s->pid,
-		    .vstart = addr - (pfn - head) * s->scan->geom.page_size};
+		s->folios[idx] =
+		    (struct partial_folio){.head = head,
+					   .pages = pages,
+					   .pid = s->pid,
+					   .vstart = addr - (pfn - head) * s->scan->geom.page_size};
 		memset(&s->bits[(size_t)idx * s->words], 0, s->words * sizeof(uint64_t));
 		s->n_folios++;
 	}
@@ -605,7 +612,8 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 		goto out;
 
 	if (opts->memo)
-		thps_memo_pass_begin(opts->memo, opts->memo_exact_max_per512, opts->memo_refresh_folios);
+		thps_memo_pass_begin(opts->memo, opts->memo_exact_max_per512,
+				     opts->memo_refresh_folios);
 	r = opts->pid > 0 ? scan_pid(&s, opts->pid) : scan_all(&s);
 	if (r < 0)
 		goto out;

@@ -76,8 +76,7 @@ bool thps_zero_block_scalar(const void *p, size_t len)
 
 /* Inlined into each caller, so the zero test is a direct (inlinable) call on the hot path. */
 static inline __attribute__((always_inline)) size_t
-count_with(bool (*zero)(const void *, size_t), const void *buf, size_t len,
-			 size_t page_size)
+count_with(bool (*zero)(const void *, size_t), const void *buf, size_t len, size_t page_size)
 {
 	const unsigned char *s = buf;
 	size_t n = 0;
