@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "context.h"
 #include "fileio.h"
 #include "macro.h"
 
@@ -22,6 +24,23 @@ int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len)
 	if (fd < 0)
 		return negative_errno();
 	return read_fd_bounded(fd, max, ret, ret_len);
+}
+
+int read_file_at(size_t max, char **ret, const char *root, const char *fmt, ...)
+{
+	char rel[PATH_MAX], path[PATH_MAX];
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= sizeof(rel))
+		return -ENAMETOOLONG;
+	k = thps_path(path, sizeof(path), root, "%s", rel);
+	if (k < 0)
+		return k;
+	return read_file_bounded(path, max, ret, NULL);
 }
 
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_len)

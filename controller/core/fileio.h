@@ -9,6 +9,9 @@
 /* Reads at most max-1 bytes of path into a NUL-terminated malloc'd buffer.
  * Returns 0, -EFBIG if the file is larger than max-1, or -errno. */
 int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len);
+/* read_file_bounded() of root/fmt... (see thps_path): the common "a file under a root". */
+int read_file_at(size_t max, char **ret, const char *root, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* The same from an open fd (read from its current offset). */
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_len);
 

@@ -120,13 +120,9 @@ int thps_thp_utilization_read(const struct thps_ctx *ctx, struct thps_hist *ret,
 			      double *duration, int *ret_bad_line)
 {
 	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX];
 	int r;
 
-	r = thps_path(path, sizeof(path), ctx->debugfs_root, "thp_utilization");
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, THPS_THP_UTILIZATION_MAX, &text, NULL);
+	r = read_file_at(THPS_THP_UTILIZATION_MAX, &text, ctx->debugfs_root, "thp_utilization");
 	if (r < 0)
 		return r;
 	return thps_parse_thp_utilization(text, ret, scan_time, duration, ret_bad_line);
@@ -164,13 +160,9 @@ int thps_parse_memstat_thp(const char *text, int cgroup_version, uint64_t *ret)
 int thps_vmstat_read(const struct thps_ctx *ctx, struct thps_vmstat *ret)
 {
 	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX];
 	int r;
 
-	r = thps_path(path, sizeof(path), ctx->proc_root, "vmstat");
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, THPS_VMSTAT_MAX, &text, NULL);
+	r = read_file_at(THPS_VMSTAT_MAX, &text, ctx->proc_root, "vmstat");
 	if (r < 0)
 		return r;
 	return thps_parse_vmstat(text, ret);

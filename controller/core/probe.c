@@ -83,13 +83,7 @@ static bool file_exists(const char *path)
 /* Reads a small file under root; -ENOENT and friends are facts for the caller. */
 static int read_small(const char *root, const char *rel, char **ret)
 {
-	char path[PATH_MAX];
-	int r;
-
-	r = thps_path(path, sizeof(path), root, "%s", rel);
-	if (r < 0)
-		return r;
-	return read_file_bounded(path, SMALL_MAX, ret, NULL);
+	return read_file_at(SMALL_MAX, ret, root, "%s", rel);
 }
 
 static bool under_has(const char *root, const char *rel)

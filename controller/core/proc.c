@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
+#include "fileio.h"
+#include "macro.h"
 #include "proc.h"
 #include "valid.h"
 
@@ -66,4 +69,15 @@ int thps_proc_stat_starttime(const char *text, uint64_t *ret)
 		return -EINVAL;
 	*ret = v;
 	return 0;
+}
+
+int thps_proc_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = read_file_at(4096, &text, ctx->proc_root, "%d/stat", (int)pid);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	return thps_proc_stat_starttime(text, ret);
 }

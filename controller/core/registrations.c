@@ -448,22 +448,14 @@ int thps_registrations_handle_events(int fd, struct thps_registration_events *re
 
 int thps_registration_set_pid(const struct thps_ctx *ctx, struct thps_registration *r, pid_t pid)
 {
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX];
 	uint64_t st;
 	int k;
 
 	if (pid <= 0)
 		return -EINVAL;
-	k = thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid);
+	k = thps_proc_starttime(ctx, pid, &st);
 	if (k < 0)
-		return k;
-	k = read_file_bounded(path, 4096, &text, NULL);
-	if (k < 0)
-		return k;
-	k = thps_proc_stat_starttime(text, &st);
-	if (k < 0)
-		return k;
+		return k == -ESRCH ? -ENOENT : k;
 	r->pid = pid;
 	r->pid_start_time = st;
 	return 0;

@@ -125,11 +125,9 @@ static int read_state(char **ret, size_t *ret_len)
 static void own_cgroup(const struct thps_ctx *ctx, char *buf, size_t size)
 {
 	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX];
 
 	snprintf(buf, size, "/");
-	if (thps_path(path, sizeof(path), ctx->proc_root, "self/cgroup") < 0 ||
-	    read_file_bounded(path, 64 * 1024, &text, NULL) < 0 ||
+	if (read_file_at(64 * 1024, &text, ctx->proc_root, "self/cgroup") < 0 ||
 	    thps_proc_cgroup_v2_path(text, buf, size) < 0)
 		snprintf(buf, size, "/");
 }
@@ -146,9 +144,7 @@ static int find_cgroup(const struct thps_ctx *ctx, const struct thps_oci_state *
 	int r;
 
 	if (s->pid > 0) {
-		r = thps_path(path, sizeof(path), ctx->proc_root, "%d/cgroup", (int)s->pid);
-		if (r >= 0)
-			r = read_file_bounded(path, 64 * 1024, &text, NULL);
+		r = read_file_at(64 * 1024, &text, ctx->proc_root, "%d/cgroup", (int)s->pid);
 		if (r >= 0)
 			r = thps_proc_cgroup_v2_path(text, buf, size);
 		if (r >= 0)

@@ -58,8 +58,7 @@ int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup, struct thp
 	r = read_u64_file(path, &s.memory_current);
 	if (r < 0)
 		return r;
-	if (thps_path(path, sizeof(path), ctx->cgroup_root, "%s/memory.stat", cgroup) == 0 &&
-	    read_file_bounded(path, 1 << 16, &stat, NULL) == 0 &&
+	if (read_file_at(1 << 16, &stat, ctx->cgroup_root, "%s/memory.stat", cgroup) == 0 &&
 	    find_keyed_u64(stat, "anon_thp", &s.anon_thp) < 0)
 		s.anon_thp = UINT64_MAX;
 	(void)thps_vmstat_read(ctx, &s.vmstat); /* machine-wide extras: absent is fine */

@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "kpageflags.h"
 #include "pagemap.h"
+#include "proc.h"
 #include "reader.h"
 #include "scanner.h"
 

@@ -40,10 +40,7 @@ static int collect_cgroup(const char *root, int version, struct thps_cgroup_stat
 	uint64_t cur = 0, thp;
 	int r;
 
-	r = thps_path(path, sizeof(path), root, "%s%smemory.stat", rel, *rel ? "/" : "");
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, MEMSTAT_MAX, &stat, NULL);
+	r = read_file_at(MEMSTAT_MAX, &stat, root, "%s%smemory.stat", rel, *rel ? "/" : "");
 	if (r < 0)
 		return r;
 	r = thps_parse_memstat_thp(stat, version, &thp);

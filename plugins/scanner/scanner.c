@@ -21,6 +21,7 @@
 #include "macro.h"
 #include "memo.h"
 #include "pagemap.h"
+#include "proc.h"
 #include "pfnset.h"
 #include "reader.h"
 #include "scanner.h"
@@ -82,41 +83,6 @@ static uint64_t now_ns(clockid_t c)
 
 	clock_gettime(c, &t);
 	return ts_ns(&t);
-}
-
-int thps_proc_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
-{
-	char path[PATH_MAX];
-	_cleanup_free_ char *text = NULL;
-	const char *p;
-	unsigned field;
-	int r;
-
-	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid);
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, 4096, &text, NULL);
-	if (r < 0)
-		return r == -ENOENT ? -ESRCH : r;
-	/* comm may hold spaces and parentheses: fields start after the last ')' */
-	p = strrchr(text, ')');
-	if (!p)
-		return -EINVAL;
-	p++;
-	for (field = 2; field < 21; field++) {
-		while (*p == ' ')
-			p++;
-		while (*p && *p != ' ')
-			p++;
-		if (!*p)
-			return -EINVAL;
-	}
-	while (*p == ' ')
-		p++;
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	*ret = strtoull(p, NULL, 10);
-	return 0;
 }
 
 /* Whether the filter keeps the cgroup with inode ino, and its path. Returns 1 keep, 0 drop. */

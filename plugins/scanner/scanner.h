@@ -46,6 +46,3 @@ struct thps_scanner_hooks {
  * Returns 0, -ENOENT if opts->cgroup is not in the tree, or -errno. */
 int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
 			 const struct thps_scanner_hooks *hooks, struct thps_scan *scan);
-
-/* /proc/PID/stat field 22 (start time in clock ticks). Returns 0, -ESRCH, or -EINVAL. */
-int thps_proc_starttime(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret);

@@ -19,6 +19,7 @@
 #include "pfnset.h"
 #include "plugin.h"
 #include "folios.h"
+#include "proc.h"
 #include "scanner.h"
 #include "zero.h"
 #include "test-main.h"
