@@ -413,151 +413,246 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 	return -1;
 }
 
+/* One run's state, from the cgroup's resolution to the report. */
+struct reclaim_run {
+	struct thps_ctx ctx;
+	struct thps_geometry g;
+	char cg[PATH_MAX]; /* "/a/b", relative to the cgroup mount */
+	char why[512];	   /* what the probe says the kernel can do */
+	struct thps_scan before, after, late;
+	struct thps_cgroup_stats sb, sa, sl;
+	const struct thps_cgroup_stats *late_sum; /* &sl after a recollapse wait, else NULL */
+	struct thps_act_result res;
+};
+
+/* The knob options exclude each other and a dry run: 0 or -EINVAL (logged, usage error). */
+static int knob_args_check(const struct reclaim_args *a)
+{
+	if (a->restore_mpn && (a->set_mpn >= 0 || a->cgroup)) {
+		log_error("--restore-max-ptes-none is an action of its own: give it alone");
+		return -EINVAL;
+	}
+	if (!a->restore_mpn && a->set_mpn >= 0 && a->dry_run) {
+		log_error("--set-max-ptes-none changes a global knob: not with --dry-run");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --restore-max-ptes-none: puts the saved value back. 0 or -errno (logged). */
+static int restore_max_ptes_none(const struct thps_ctx *ctx)
+{
+	unsigned v;
+	int r = thps_max_ptes_none_restore(ctx, state_dir(), &v);
+
+	if (r == -ENOENT) {
+		log_error("nothing to restore: no saved max_ptes_none in '%s'", state_dir());
+		return r;
+	}
+	if (r < 0)
+		return log_error_errno(r, "Failed to restore khugepaged/max_ptes_none: %m");
+	log_notice("khugepaged/max_ptes_none restored to %u (global)", v);
+	return 0;
+}
+
+/* --set-max-ptes-none: global, so said loudly, with where the old value went. 0 or -errno
+ * (logged). */
+static int set_max_ptes_none(const struct thps_ctx *ctx, const struct reclaim_args *a)
+{
+	unsigned old;
+	int r = thps_max_ptes_none_set(ctx, state_dir(), (unsigned)a->set_mpn, &old);
+
+	if (r < 0)
+		return log_error_errno(r, "Failed to set khugepaged/max_ptes_none: %m");
+	log_notice("khugepaged/max_ptes_none: %u -> %ld (global, for every process; the original "
+		   "is saved in '%s/max_ptes_none.saved'; undo with --restore-max-ptes-none)",
+		   old, a->set_mpn, state_dir());
+	return 0;
+}
+
+/* The cgroup mount and the THP size. 0 or -errno (logged). */
+static int load_system(struct reclaim_run *run)
+{
+	int r = thps_cgroups_find_mount(&run->ctx);
+
+	if (r < 0)
+		return log_error_errno(r, "Failed to find the memory cgroup hierarchy: %m");
+	r = thps_geometry_load(&run->ctx, &run->g);
+	if (r < 0)
+		return log_error_errno(r, "Failed to read the THP size: %m");
+	return 0;
+}
+
+/* --cgroup to run->cg, which must be a directory below the mount. 0 or -EINVAL (logged, a
+ * usage error). */
+static int resolve_cgroup(struct reclaim_run *run, const struct reclaim_args *a)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (normalize_cgroup(&run->ctx, a->cgroup, run->cg, sizeof(run->cg)) < 0) {
+		log_error("--cgroup: '%s' is not a cgroup path below '%s'", a->cgroup,
+			  run->ctx.cgroup_root);
+		return -EINVAL;
+	}
+	if (thps_path(dir, sizeof(dir), run->ctx.cgroup_root, "%s", run->cg + 1) < 0 ||
+	    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		log_error("--cgroup: '%s' is no cgroup: '%s' is not a directory", a->cgroup, dir);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* What the method can do on this kernel, into run->why (the dry run probes it too). 0 or
+ * -errno (logged). */
+static int probe(struct reclaim_run *run, const struct reclaim_args *a)
+{
+	int r = thps_actuator_find(a->method)->probe(&run->ctx, run->why, sizeof(run->why));
+
+	if (r < 0)
+		return log_error_errno(r, "Failed to probe the %s actuator: %m", a->method);
+	if (!strcmp(a->method, "reclaim") && r > 0)
+		(void)thps_reclaim_frees_zero_subpages(&run->ctx, &run->g, run->why,
+						       sizeof(run->why));
+	return 0;
+}
+
+/* The scan before acting; split needs its ranges. 0 or -errno (logged). */
+static int scan_before(struct reclaim_run *run, const struct reclaim_args *a)
+{
+	int r =
+	    scan_cgroup(&run->ctx, &run->g, run->cg, a, !strcmp(a->method, "split"), &run->before);
+
+	if (r < 0)
+		return log_error_errno(r, "Failed to scan cgroup '%s': %m", run->cg);
+	cgroup_sum(&run->before, &run->sb);
+	return 0;
+}
+
+/* The actuator did not measure memory.current: measure here, never print a placeholder. */
+static void measure_unmeasured(struct reclaim_run *run)
+{
+	struct thps_act_result *res = &run->res;
+
+	if (res->acted || res->before.memory_current != 0 || res->after.memory_current != 0)
+		return;
+	if (thps_act_snapshot(&run->ctx, run->cg + 1, &res->before) == 0)
+		res->after = res->before;
+	else
+		res->before.memory_current = res->after.memory_current = UINT64_MAX;
+}
+
+/* Reclaim asks for an amount, split gets the scan's ranges; a dry run only observes. 0 or
+ * -errno (logged); acting on nothing is only a warning. */
+static int act(struct reclaim_run *run, const struct reclaim_args *a)
+{
+	const struct thps_actuator_ops *ops =
+	    thps_actuator_find(a->dry_run ? "observe" : a->method);
+	struct thps_act_request req = {
+	    .cgroup = run->cg + 1,
+	    .geom = &run->g,
+	    .lowutil_max_bucket = a->lowutil_bucket,
+	    .max_bytes = a->max_bytes,
+	};
+	int r;
+
+	if (!strcmp(a->method, "reclaim"))
+		req.amount_bytes = thps_reclaim_amount(&run->sb, a->max_bytes, run->g.page_size);
+	else {
+		req.ranges = run->before.ranges;
+		req.n_ranges = run->before.n_ranges;
+	}
+	r = ops->act(&run->ctx, &req, &run->res);
+	if (r < 0)
+		return log_error_errno(r, "Failed to act (%s) on cgroup '%s': %m", ops->name,
+				       run->cg);
+	if (!run->res.acted && !a->dry_run)
+		log_warning("%s on '%s' did nothing: %s", a->method, run->cg, run->res.note);
+	measure_unmeasured(run);
+	return 0;
+}
+
+/* The scan right after acting. 0 or -errno (logged). */
+static int scan_after(struct reclaim_run *run, const struct reclaim_args *a)
+{
+	int r = scan_cgroup(&run->ctx, &run->g, run->cg, a, false, &run->after);
+
+	if (r < 0)
+		return log_error_errno(r, "Failed to rescan cgroup '%s': %m", run->cg);
+	cgroup_sum(&run->after, &run->sa);
+	return 0;
+}
+
+/* --recollapse-wait: after an action, waits and scans again to see what khugepaged rebuilt.
+ * 0 or -errno (logged). */
+static int recollapse_wait(struct reclaim_run *run, const struct reclaim_args *a)
+{
+	int r;
+
+	if (!a->recollapse_wait || !run->res.acted)
+		return 0;
+	sleep(a->recollapse_wait);
+	r = scan_cgroup(&run->ctx, &run->g, run->cg, a, false, &run->late);
+	if (r < 0)
+		return log_error_errno(r, "Failed to rescan cgroup '%s': %m", run->cg);
+	cgroup_sum(&run->late, &run->sl);
+	run->late_sum = &run->sl;
+	return 0;
+}
+
+/* max_ptes_none as it is now, read last for the advice, then the report. */
+static void report(struct reclaim_run *run, struct reclaim_args *a)
+{
+	unsigned mpn;
+
+	a->mpn_now = thps_max_ptes_none_get(&run->ctx, &mpn) < 0 ? -1 : (long)mpn;
+	a->mpn_advice = thps_max_ptes_none_advice(&run->g, a->lowutil_bucket);
+	if (a->json)
+		print_json(run->cg, a, run->why, &run->sb, &run->sa, &run->res, run->late_sum);
+	else
+		print_text(&run->g, run->cg, a, run->why, &run->sb, &run->sa, &run->res,
+			   run->late_sum);
+}
+
+/* A refusal is a failure the operator must see; "nothing to do" is not. */
+static bool refused(const struct reclaim_run *run, const struct reclaim_args *a)
+{
+	return !run->res.acted && !a->dry_run &&
+	       run->sb.waste_bytes + run->sb.partial_unmapped_bytes != 0;
+}
+
 int thps_cli_reclaim(int argc, char **argv)
 {
 	struct reclaim_args a;
-	struct thps_ctx ctx;
-	struct thps_geometry g;
-	struct thps_scan before = {}, after = {}, late = {};
-	struct thps_cgroup_stats sb, sa, sl;
-	struct thps_act_request req = {};
-	struct thps_act_result res = {};
-	const struct thps_actuator_ops *act;
-	char cg[PATH_MAX], dir[PATH_MAX], why[512] = "";
-	struct stat st;
-	int r, ret = 1;
+	struct reclaim_run run = {};
+	int r, ret;
 
 	r = parse_args(argc, argv, &a);
 	if (r >= 0)
 		return r;
-	thps_ctx_init(&ctx);
+	thps_ctx_init(&run.ctx);
+	if (knob_args_check(&a) < 0)
+		return 2;
+	if (a.restore_mpn)
+		return restore_max_ptes_none(&run.ctx) < 0 ? 1 : 0;
+	if (a.set_mpn >= 0 && set_max_ptes_none(&run.ctx, &a) < 0)
+		return 1;
+	if (!a.cgroup)
+		return 0; /* only the knob was asked for */
+	if (load_system(&run) < 0)
+		return 1;
+	if (resolve_cgroup(&run, &a) < 0)
+		return 2;
 
-	if (a.restore_mpn) {
-		unsigned v;
-
-		if (a.set_mpn >= 0 || a.cgroup) {
-			log_error("--restore-max-ptes-none is an action of its own: give it alone");
-			return 2;
-		}
-		r = thps_max_ptes_none_restore(&ctx, state_dir(), &v);
-		if (r == -ENOENT) {
-			log_error("nothing to restore: no saved max_ptes_none in '%s'",
-				  state_dir());
-			return 1;
-		}
-		if (r < 0)
-			return log_error_errno(r, "Failed to restore khugepaged/max_ptes_none: %m"),
-			       1;
-		log_notice("khugepaged/max_ptes_none restored to %u (global)", v);
-		return 0;
-	}
-	if (a.set_mpn >= 0) {
-		unsigned old;
-
-		if (a.dry_run) {
-			log_error("--set-max-ptes-none changes a global knob: not with --dry-run");
-			return 2;
-		}
-		r = thps_max_ptes_none_set(&ctx, state_dir(), (unsigned)a.set_mpn, &old);
-		if (r < 0)
-			return log_error_errno(r, "Failed to set khugepaged/max_ptes_none: %m"), 1;
-		log_notice(
-		    "khugepaged/max_ptes_none: %u -> %ld (global, for every process; the original "
-		    "is saved in '%s/max_ptes_none.saved'; undo with --restore-max-ptes-none)",
-		    old, a.set_mpn, state_dir());
-		if (!a.cgroup)
-			return 0;
-	}
-
-	r = thps_cgroups_find_mount(&ctx);
-	if (r < 0)
-		return log_error_errno(r, "Failed to find the memory cgroup hierarchy: %m"), 1;
-	r = thps_geometry_load(&ctx, &g);
-	if (r < 0)
-		return log_error_errno(r, "Failed to read the THP size: %m"), 1;
-	r = normalize_cgroup(&ctx, a.cgroup, cg, sizeof(cg));
-	if (r < 0)
-		return log_error("--cgroup: '%s' is not a cgroup path below '%s'", a.cgroup,
-				 ctx.cgroup_root),
-		       2;
-	if (thps_path(dir, sizeof(dir), ctx.cgroup_root, "%s", cg + 1) < 0 || stat(dir, &st) < 0 ||
-	    !S_ISDIR(st.st_mode))
-		return log_error("--cgroup: '%s' is no cgroup: '%s' is not a directory", a.cgroup,
-				 dir),
-		       2;
-
-	act = thps_actuator_find(a.dry_run ? "observe" : a.method);
-	r = thps_actuator_find(a.method)->probe(&ctx, why, sizeof(why));
-	if (r < 0) {
-		log_error_errno(r, "Failed to probe the %s actuator: %m", a.method);
-		goto out;
-	}
-	if (!strcmp(a.method, "reclaim") && r > 0)
-		(void)thps_reclaim_frees_zero_subpages(&ctx, &g, why, sizeof(why));
-
-	r = scan_cgroup(&ctx, &g, cg, &a, !strcmp(a.method, "split"), &before);
-	if (r < 0) {
-		log_error_errno(r, "Failed to scan cgroup '%s': %m", cg);
-		goto out;
-	}
-	cgroup_sum(&before, &sb);
-
-	req.cgroup = cg + 1;
-	req.geom = &g;
-	req.lowutil_max_bucket = a.lowutil_bucket;
-	req.max_bytes = a.max_bytes;
-	if (!strcmp(a.method, "reclaim"))
-		req.amount_bytes = thps_reclaim_amount(&sb, a.max_bytes, g.page_size);
+	if (probe(&run, &a) < 0 || scan_before(&run, &a) < 0 || act(&run, &a) < 0 ||
+	    scan_after(&run, &a) < 0 || recollapse_wait(&run, &a) < 0)
+		ret = 1;
 	else {
-		req.ranges = before.ranges;
-		req.n_ranges = before.n_ranges;
+		report(&run, &a);
+		ret = refused(&run, &a) ? 1 : 0;
 	}
-	r = act->act(&ctx, &req, &res);
-	if (r < 0) {
-		log_error_errno(r, "Failed to act (%s) on cgroup '%s': %m", act->name, cg);
-		goto out;
-	}
-	if (!res.acted && !a.dry_run)
-		log_warning("%s on '%s' did nothing: %s", a.method, cg, res.note);
-	if (!res.acted && res.before.memory_current == 0 && res.after.memory_current == 0) {
-		/* the actuator measured nothing: measure here, never print a placeholder */
-		if (thps_act_snapshot(&ctx, cg + 1, &res.before) == 0)
-			res.after = res.before;
-		else
-			res.before.memory_current = res.after.memory_current = UINT64_MAX;
-	}
-
-	r = scan_cgroup(&ctx, &g, cg, &a, false, &after);
-	if (r < 0) {
-		log_error_errno(r, "Failed to rescan cgroup '%s': %m", cg);
-		goto out;
-	}
-	cgroup_sum(&after, &sa);
-	if (a.recollapse_wait && res.acted) {
-		sleep(a.recollapse_wait);
-		r = scan_cgroup(&ctx, &g, cg, &a, false, &late);
-		if (r < 0) {
-			log_error_errno(r, "Failed to rescan cgroup '%s': %m", cg);
-			goto out;
-		}
-		cgroup_sum(&late, &sl);
-	}
-	{
-		unsigned mpn;
-		a.mpn_now = thps_max_ptes_none_get(&ctx, &mpn) < 0 ? -1 : (long)mpn;
-		a.mpn_advice = thps_max_ptes_none_advice(&g, a.lowutil_bucket);
-	}
-	if (a.json)
-		print_json(cg, &a, why, &sb, &sa, &res,
-			   a.recollapse_wait && res.acted ? &sl : NULL);
-	else
-		print_text(&g, cg, &a, why, &sb, &sa, &res,
-			   a.recollapse_wait && res.acted ? &sl : NULL);
-	/* A refusal is a failure the operator must see; "nothing to do" is not. */
-	ret = res.acted || a.dry_run || sb.waste_bytes + sb.partial_unmapped_bytes == 0 ? 0 : 1;
-out:
-	thps_scan_free(&before);
-	thps_scan_free(&after);
-	thps_scan_free(&late);
+	thps_scan_free(&run.before);
+	thps_scan_free(&run.after);
+	thps_scan_free(&run.late);
 	return ret;
 }

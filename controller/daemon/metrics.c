@@ -401,6 +401,161 @@ static void sel_free(struct selection *s)
 	free(s->v);
 }
 
+/* The per-cgroup gauges read straight out of struct thps_cgroup_stats, in exposition order. */
+static void cgroup_gauges(struct out *o, const struct thps_scan *s)
+{
+	cgroup_family(o, s, "thpshrink_cgroup_lowutil_thps",
+		      "Low-utilization THPs of the cgroup (at or below the low-util bucket).",
+		      offsetof(struct thps_cgroup_stats, lowutil_thps), false);
+	cgroup_family(o, s, "thpshrink_cgroup_waste_bytes",
+		      "Zero subpages of the cgroup's low-utilization THPs, in bytes: what "
+		      "a split gives back.",
+		      offsetof(struct thps_cgroup_stats, waste_bytes), false);
+	cgroup_family(o, s, "thpshrink_cgroup_partially_mapped_thps",
+		      "THP folios of the cgroup mapped only partly.",
+		      offsetof(struct thps_cgroup_stats, partial_thps), false);
+	cgroup_family(o, s, "thpshrink_cgroup_partially_mapped_bytes",
+		      "Unmapped but still charged bytes of partly mapped THPs.",
+		      offsetof(struct thps_cgroup_stats, partial_unmapped_bytes), false);
+	cgroup_family(o, s, "thpshrink_cgroup_memory_current_bytes", "The cgroup's memory.current.",
+		      offsetof(struct thps_cgroup_stats, memory_current), true);
+	cgroup_family(o, s, "thpshrink_cgroup_anon_thp_bytes", "The cgroup's memory.stat anon_thp.",
+		      offsetof(struct thps_cgroup_stats, anon_thp_bytes), true);
+}
+
+static void build_info(struct out *o, const struct thps_metrics_input *in)
+{
+	family(o, "thpshrink_build_info", "gauge", "Build of the running thpshrinkd; always 1.");
+	put(o, "thpshrink_build_info{version=\"");
+	put_label(o, in->version);
+	put(o, "\"} 1\n");
+}
+
+static void dry_run(struct out *o, const struct thps_metrics_input *in)
+{
+	family(o, "thpshrink_dry_run", "gauge",
+	       "1 if the daemon only observes, whatever the policies say.");
+	put(o, "thpshrink_dry_run %d\n", in->dry_run ? 1 : 0);
+}
+
+static void capabilities(struct out *o, const struct thps_metrics_input *in)
+{
+	family(o, "thpshrink_kernel_capability", "gauge",
+	       "What this kernel can do, from the capability probe at start (1 = yes).");
+	for (size_t i = 0; i < in->n_capabilities; i++) {
+		put(o, "thpshrink_kernel_capability{capability=\"");
+		put_label(o, in->capabilities[i].name);
+		put(o, "\"} %d\n", in->capabilities[i].value ? 1 : 0);
+	}
+}
+
+static void cgroups_dropped(struct out *o)
+{
+	family(o, "thpshrink_metrics_cgroups_dropped", "gauge",
+	       "Cgroups left out of the per-cgroup series this pass (only the ones with the most "
+	       "waste are exported; see --metrics-max-cgroups).");
+	put(o, "thpshrink_metrics_cgroups_dropped %zu\n", o->sel->dropped);
+}
+
+static void policies(struct out *o, const struct thps_metrics_input *in)
+{
+	family(o, "thpshrink_policies", "gauge", "Policies in force (the last set that loaded).");
+	put(o, "thpshrink_policies %" PRIu64 "\n", in->policies_loaded);
+	family(o, "thpshrink_policy_load_errors_total", "counter",
+	       "Policy loads or reloads rejected; the last good set stayed in force.");
+	put(o, "thpshrink_policy_load_errors_total %" PRIu64 "\n", in->policy_load_errors_total);
+	family(o, "thpshrink_policy_last_load_success", "gauge",
+	       "1 if the last policy load or reload succeeded.");
+	put(o, "thpshrink_policy_last_load_success %d\n", in->policy_last_load_ok ? 1 : 0);
+}
+
+static void passes(struct out *o, const struct thps_metrics_input *in)
+{
+	family(o, "thpshrink_scans_total", "counter", "Scan passes completed.");
+	put(o, "thpshrink_scans_total %" PRIu64 "\n", in->scans_total);
+	family(o, "thpshrink_scan_errors_total", "counter",
+	       "Scan passes in which a source failed.");
+	put(o, "thpshrink_scan_errors_total %" PRIu64 "\n", in->scan_errors_total);
+	family(o, "thpshrink_last_scan_timestamp_seconds", "gauge",
+	       "When the last pass ended (Unix time).");
+	put(o, "thpshrink_last_scan_timestamp_seconds %.3f\n", in->last_scan_timestamp);
+}
+
+static void proc_events(struct out *o, const struct thps_metrics_input *in)
+{
+	family(o, "thpshrink_proc_events_total", "counter",
+	       "Process events read from the kernel's proc connector.");
+	put(o, "thpshrink_proc_events_total %" PRIu64 "\n", in->proc_events_total);
+	family(o, "thpshrink_proc_event_overflows_total", "counter",
+	       "Times the proc connector socket overflowed (each forces a full rescan).");
+	put(o, "thpshrink_proc_event_overflows_total %" PRIu64 "\n",
+	    in->proc_event_overflows_total);
+}
+
+static void decisions(struct out *o, const struct thps_metrics_input *in)
+{
+	family(o, "thpshrink_decisions_total", "counter", "Engine decisions, by outcome.");
+	for (size_t i = 0; i < in->n_decisions; i++) {
+		put(o, "thpshrink_decisions_total{decision=\"");
+		put_label(o, in->decisions[i].name);
+		put(o, "\"} %" PRIu64 "\n", in->decisions[i].value);
+	}
+}
+
+static void recollapsed(struct out *o, const struct thps_metrics_input *in)
+{
+	family(o, "thpshrink_recollapsed_thps_total", "counter",
+	       "THPs khugepaged rebuilt after the daemon split them (lower "
+	       "khugepaged/max_ptes_none).");
+	for (size_t i = 0; i < in->n_recollapsed; i++)
+		cgroup_value(o, "thpshrink_recollapsed_thps_total", in->recollapsed[i].cgroup,
+			     in->recollapsed[i].value);
+}
+
+static void containers(struct out *o, const struct thps_metrics_input *in)
+{
+	family(o, "thpshrink_container_info", "gauge",
+	       "A registered container and its cgroup; always 1. Join on cgroup for the container "
+	       "id.");
+	for (size_t i = 0; i < in->n_containers; i++) {
+		if (!cgroup_series(o, "thpshrink_container_info", in->containers[i].cgroup))
+			continue;
+		put(o, ",container=\"");
+		put_label(o, in->containers[i].id);
+		put(o, "\",policy=\"");
+		put_label(o, in->containers[i].policy);
+		put(o, "\"} 1\n");
+	}
+}
+
+/* Only with the memo on: without it the daemon reads every folio and these would all be 0. */
+static void memo(struct out *o, const struct thps_metrics_input *in)
+{
+	if (!in->memo_enabled)
+		return;
+	family(o, "thpshrink_scan_memo_entries", "gauge", "THPs the scan memo holds a count of.");
+	put(o, "thpshrink_scan_memo_entries %" PRIu64 "\n", in->memo_entries);
+	family(o, "thpshrink_scan_memo_bytes", "gauge", "Memory of the scan memo's table.");
+	put(o, "thpshrink_scan_memo_bytes %" PRIu64 "\n", in->memo_bytes);
+	family(o, "thpshrink_scan_full_refresh_seconds", "gauge",
+	       "Time until the refresh rotation has re-read every THP in the memo, at its "
+	       "current pace.");
+	put(o, "thpshrink_scan_full_refresh_seconds %.1f\n", in->memo_full_refresh_seconds);
+}
+
+/* Everything the last pass measured; nothing before the first pass (in->scan NULL). */
+static void scan_figures(struct out *o, const struct thps_scan *s)
+{
+	if (!s)
+		return;
+	scan_summary(o, s);
+	cgroup_hist(o, s, false);
+	cgroup_hist(o, s, true);
+	cgroup_gauges(o, s);
+	cgroup_sizes(o, s);
+	kernel_figures(o, s);
+}
+
 int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t size)
 {
 	_cleanup_(sel_free) struct selection sel = {};
@@ -415,125 +570,19 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 	if (r < 0)
 		return r;
 
-	family(&o, "thpshrink_build_info", "gauge", "Build of the running thpshrinkd; always 1.");
-	put(&o, "thpshrink_build_info{version=\"");
-	put_label(&o, in->version);
-	put(&o, "\"} 1\n");
-
-	family(&o, "thpshrink_dry_run", "gauge",
-	       "1 if the daemon only observes, whatever the policies say.");
-	put(&o, "thpshrink_dry_run %d\n", in->dry_run ? 1 : 0);
-
-	family(&o, "thpshrink_kernel_capability", "gauge",
-	       "What this kernel can do, from the capability probe at start (1 = yes).");
-	for (size_t i = 0; i < in->n_capabilities; i++) {
-		put(&o, "thpshrink_kernel_capability{capability=\"");
-		put_label(&o, in->capabilities[i].name);
-		put(&o, "\"} %d\n", in->capabilities[i].value ? 1 : 0);
-	}
-
-	family(&o, "thpshrink_metrics_cgroups_dropped", "gauge",
-	       "Cgroups left out of the per-cgroup series this pass (only the ones with the most "
-	       "waste are exported; see --metrics-max-cgroups).");
-	put(&o, "thpshrink_metrics_cgroups_dropped %zu\n", sel.dropped);
-
-	family(&o, "thpshrink_policies", "gauge", "Policies in force (the last set that loaded).");
-	put(&o, "thpshrink_policies %" PRIu64 "\n", in->policies_loaded);
-	family(&o, "thpshrink_policy_load_errors_total", "counter",
-	       "Policy loads or reloads rejected; the last good set stayed in force.");
-	put(&o, "thpshrink_policy_load_errors_total %" PRIu64 "\n", in->policy_load_errors_total);
-	family(&o, "thpshrink_policy_last_load_success", "gauge",
-	       "1 if the last policy load or reload succeeded.");
-	put(&o, "thpshrink_policy_last_load_success %d\n", in->policy_last_load_ok ? 1 : 0);
-
-	family(&o, "thpshrink_scans_total", "counter", "Scan passes completed.");
-	put(&o, "thpshrink_scans_total %" PRIu64 "\n", in->scans_total);
-	family(&o, "thpshrink_scan_errors_total", "counter",
-	       "Scan passes in which a source failed.");
-	put(&o, "thpshrink_scan_errors_total %" PRIu64 "\n", in->scan_errors_total);
-	family(&o, "thpshrink_last_scan_timestamp_seconds", "gauge",
-	       "When the last pass ended (Unix time).");
-	put(&o, "thpshrink_last_scan_timestamp_seconds %.3f\n", in->last_scan_timestamp);
-	family(&o, "thpshrink_proc_events_total", "counter",
-	       "Process events read from the kernel's proc connector.");
-	put(&o, "thpshrink_proc_events_total %" PRIu64 "\n", in->proc_events_total);
-	family(&o, "thpshrink_proc_event_overflows_total", "counter",
-	       "Times the proc connector socket overflowed (each forces a full rescan).");
-	put(&o, "thpshrink_proc_event_overflows_total %" PRIu64 "\n",
-	    in->proc_event_overflows_total);
-
-	family(&o, "thpshrink_decisions_total", "counter", "Engine decisions, by outcome.");
-	for (size_t i = 0; i < in->n_decisions; i++) {
-		put(&o, "thpshrink_decisions_total{decision=\"");
-		put_label(&o, in->decisions[i].name);
-		put(&o, "\"} %" PRIu64 "\n", in->decisions[i].value);
-	}
-
+	build_info(&o, in);
+	dry_run(&o, in);
+	capabilities(&o, in);
+	cgroups_dropped(&o);
+	policies(&o, in);
+	passes(&o, in);
+	proc_events(&o, in);
+	decisions(&o, in);
 	actions(&o, in);
-
-	family(&o, "thpshrink_recollapsed_thps_total", "counter",
-	       "THPs khugepaged rebuilt after the daemon split them (lower "
-	       "khugepaged/max_ptes_none).");
-	for (size_t i = 0; i < in->n_recollapsed; i++)
-		cgroup_value(&o, "thpshrink_recollapsed_thps_total", in->recollapsed[i].cgroup,
-			     in->recollapsed[i].value);
-
-	family(&o, "thpshrink_container_info", "gauge",
-	       "A registered container and its cgroup; always 1. Join on cgroup for the container "
-	       "id.");
-	for (size_t i = 0; i < in->n_containers; i++) {
-		if (!cgroup_series(&o, "thpshrink_container_info", in->containers[i].cgroup))
-			continue;
-		put(&o, ",container=\"");
-		put_label(&o, in->containers[i].id);
-		put(&o, "\",policy=\"");
-		put_label(&o, in->containers[i].policy);
-		put(&o, "\"} 1\n");
-	}
-
-	if (in->memo_enabled) {
-		family(&o, "thpshrink_scan_memo_entries", "gauge",
-		       "THPs the scan memo holds a count of.");
-		put(&o, "thpshrink_scan_memo_entries %" PRIu64 "\n", in->memo_entries);
-		family(&o, "thpshrink_scan_memo_bytes", "gauge",
-		       "Memory of the scan memo's table.");
-		put(&o, "thpshrink_scan_memo_bytes %" PRIu64 "\n", in->memo_bytes);
-		family(&o, "thpshrink_scan_full_refresh_seconds", "gauge",
-		       "Time until the refresh rotation has re-read every THP in the memo, at its "
-		       "current pace.");
-		put(&o, "thpshrink_scan_full_refresh_seconds %.1f\n",
-		    in->memo_full_refresh_seconds);
-	}
-
-	if (in->scan) {
-		const struct thps_scan *s = in->scan;
-
-		scan_summary(&o, s);
-		cgroup_hist(&o, s, false);
-		cgroup_hist(&o, s, true);
-		cgroup_family(
-		    &o, s, "thpshrink_cgroup_lowutil_thps",
-		    "Low-utilization THPs of the cgroup (at or below the low-util bucket).",
-		    offsetof(struct thps_cgroup_stats, lowutil_thps), false);
-		cgroup_family(&o, s, "thpshrink_cgroup_waste_bytes",
-			      "Zero subpages of the cgroup's low-utilization THPs, in bytes: what "
-			      "a split gives back.",
-			      offsetof(struct thps_cgroup_stats, waste_bytes), false);
-		cgroup_family(&o, s, "thpshrink_cgroup_partially_mapped_thps",
-			      "THP folios of the cgroup mapped only partly.",
-			      offsetof(struct thps_cgroup_stats, partial_thps), false);
-		cgroup_family(&o, s, "thpshrink_cgroup_partially_mapped_bytes",
-			      "Unmapped but still charged bytes of partly mapped THPs.",
-			      offsetof(struct thps_cgroup_stats, partial_unmapped_bytes), false);
-		cgroup_family(&o, s, "thpshrink_cgroup_memory_current_bytes",
-			      "The cgroup's memory.current.",
-			      offsetof(struct thps_cgroup_stats, memory_current), true);
-		cgroup_family(&o, s, "thpshrink_cgroup_anon_thp_bytes",
-			      "The cgroup's memory.stat anon_thp.",
-			      offsetof(struct thps_cgroup_stats, anon_thp_bytes), true);
-		cgroup_sizes(&o, s);
-		kernel_figures(&o, s);
-	}
+	recollapsed(&o, in);
+	containers(&o, in);
+	memo(&o, in);
+	scan_figures(&o, in->scan);
 	if (o.overflow)
 		return -ENOBUFS;
 	return (int)o.len;
