@@ -305,139 +305,236 @@ static void hold_text(uint64_t until, uint64_t now, char *buf, size_t size)
 	snprintf(buf, size, "%.1fs", (double)(until - now) / USEC_PER_SEC);
 }
 
-int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct thps_policy *p,
-		       uint64_t now, const struct thps_figures *f, struct thps_decision *ret)
-{
-	struct thps_decision d = {.now = now, .action = THPS_ACT_NONE, .inputs = *f};
-	char fired[160], t1[32], t2[32];
-	enum thps_rule fire_rule = THPS_RULE_NO_TRIGGER;
+/* One decision in the making: its inputs, the cgroup's state and what the gates found. */
+struct decide {
+	struct thps_engine *e;
 	struct cg *c;
-	uint64_t want, avail, hold;
-	int r;
+	const struct thps_policy *p;
+	const struct thps_figures *f;
+	uint64_t now;
+	struct thps_decision d;
+	char fired[160]; /* which trigger fired, for every message after the trigger gate */
+	uint64_t want;	 /* bytes the policy would act on, set by gate_nothing */
+	uint64_t avail;	 /* bytes the budgets allow, set by gate_budget */
+};
 
-	r = cg_get(e, cgroup, &c);
-	if (r < 0)
-		return r;
-	snprintf(d.policy, sizeof(d.policy), "%s", p->name);
-	hist_push(e, c, now, f);
+/* Both actions give the unmapped parts of partially mapped THPs back: reclaim in its
+ * memory.reclaim, split by a memory.reclaim of just those bytes after the split. */
+static void measure(struct decide *s)
+{
+	const struct thps_policy *p = s->p;
+	const struct thps_figures *f = s->f;
 
-	/* Both actions give the unmapped parts of partially mapped THPs back: reclaim in its
-	 * memory.reclaim, split by a memory.reclaim of just those bytes after the split. */
-	d.reclaimable = f->waste_bytes + f->partial_bytes;
-	if (d.reclaimable < f->waste_bytes) /* hostile figures */
-		d.reclaimable = UINT64_MAX;
+	s->d.reclaimable = f->waste_bytes + f->partial_bytes;
+	if (s->d.reclaimable < f->waste_bytes) /* hostile figures */
+		s->d.reclaimable = UINT64_MAX;
 	if (p->trigger_growth_thps)
-		d.growth = hist_growth(e, c, now, p->trigger_growth_window_usec, f->lowutil_thps);
-	if (p->trigger_min_waste && d.reclaimable >= p->trigger_min_waste)
+		s->d.growth =
+		    hist_growth(s->e, s->c, s->now, p->trigger_growth_window_usec, f->lowutil_thps);
+}
+
+/* The gates below run in order; each returns true when it made the decision final. */
+
+static bool gate_trigger(struct decide *s)
+{
+	const struct thps_policy *p = s->p;
+	struct thps_decision *d = &s->d;
+	enum thps_rule fire_rule = THPS_RULE_NO_TRIGGER;
+	char t1[32], t2[32];
+
+	if (p->trigger_min_waste && d->reclaimable >= p->trigger_min_waste)
 		fire_rule = THPS_RULE_MIN_WASTE;
-	else if (p->trigger_growth_thps && d.growth >= p->trigger_growth_thps)
+	else if (p->trigger_growth_thps && d->growth >= p->trigger_growth_thps)
 		fire_rule = THPS_RULE_GROWTH;
 
 	if (fire_rule == THPS_RULE_NO_TRIGGER) {
-		d.rule = THPS_RULE_NO_TRIGGER;
-		thps_format_bytes(t1, sizeof(t1), d.reclaimable);
+		d->rule = THPS_RULE_NO_TRIGGER;
+		thps_format_bytes(t1, sizeof(t1), d->reclaimable);
 		thps_format_size(p->trigger_min_waste, t2, sizeof(t2));
 		if (p->trigger_min_waste && p->trigger_growth_thps)
-			why(&d, "no trigger: reclaimable %s < min_waste %s, growth %llu < %llu", t1,
-			    t2, (unsigned long long)d.growth,
+			why(d, "no trigger: reclaimable %s < min_waste %s, growth %llu < %llu", t1,
+			    t2, (unsigned long long)d->growth,
 			    (unsigned long long)p->trigger_growth_thps);
 		else if (p->trigger_min_waste)
-			why(&d, "no trigger: reclaimable %s < min_waste %s", t1, t2);
+			why(d, "no trigger: reclaimable %s < min_waste %s", t1, t2);
 		else
-			why(&d, "no trigger: low-util growth %llu < %llu",
-			    (unsigned long long)d.growth,
+			why(d, "no trigger: low-util growth %llu < %llu",
+			    (unsigned long long)d->growth,
 			    (unsigned long long)p->trigger_growth_thps);
-		goto done;
+		return true;
 	}
-	d.fired = true;
-	d.rule = fire_rule;
-	fired_text(p, &d, fired, sizeof(fired));
+	d->fired = true;
+	d->rule = fire_rule;
+	fired_text(p, d, s->fired, sizeof(s->fired));
+	return false;
+}
 
-	if (p->mode == THPS_MODE_OBSERVE) {
-		d.rule = THPS_RULE_OBSERVE;
-		thps_format_bytes(t1, sizeof(t1), MIN(d.reclaimable, p->max_bytes_per_action));
-		why(&d, "observe: would %s %s (%s)", thps_policy_action_name(p->action), t1, fired);
-		goto done;
-	}
+static bool gate_observe(struct decide *s)
+{
+	const struct thps_policy *p = s->p;
+	char t1[32];
 
-	hold = p->cooldown_usec << MIN(c->noeffect_shift, e->cfg.max_backoff_shift);
-	if (c->acted && now < c->last_action + hold) {
-		d.hold_until = c->last_action + hold;
-		hold_text(d.hold_until, now, t1, sizeof(t1));
-		if (c->noeffect_shift) {
-			d.rule = THPS_RULE_NOEFFECT_BACKOFF;
-			why(&d,
-			    "backing off %s more (cooldown x%u: the last %u actions gave almost "
-			    "nothing back) (%s)",
-			    t1, 1U << c->noeffect_shift, c->noeffect_shift, fired);
-		} else {
-			d.rule = THPS_RULE_COOLDOWN;
-			why(&d, "cooldown: %s left (%s)", t1, fired);
-		}
-		goto done;
-	}
+	if (p->mode != THPS_MODE_OBSERVE)
+		return false;
+	s->d.rule = THPS_RULE_OBSERVE;
+	thps_format_bytes(t1, sizeof(t1), MIN(s->d.reclaimable, p->max_bytes_per_action));
+	why(&s->d, "observe: would %s %s (%s)", thps_policy_action_name(p->action), t1, s->fired);
+	return true;
+}
 
-	if (f->pressure_some_avg10 >= 0 && f->pressure_some_avg10 > p->pressure_some_avg10) {
-		if (p->on_pressure == THPS_PRESSURE_SKIP) {
-			d.rule = THPS_RULE_PRESSURE_SKIP;
-			why(&d, "memory pressure some avg10 %.2f%% > %.2f%%: skipped (%s)",
-			    f->pressure_some_avg10, p->pressure_some_avg10, fired);
-		} else {
-			c->pressure_until = now + (p->scan_interval_usec << c->pressure_shift);
-			if (c->pressure_shift < e->cfg.max_backoff_shift)
-				c->pressure_shift++;
-			d.rule = THPS_RULE_PRESSURE_BACKOFF;
-			d.hold_until = c->pressure_until;
-			hold_text(d.hold_until, now, t1, sizeof(t1));
-			why(&d, "memory pressure some avg10 %.2f%% > %.2f%%: backing off %s (%s)",
-			    f->pressure_some_avg10, p->pressure_some_avg10, t1, fired);
-		}
-		goto done;
-	}
-	if (now < c->pressure_until) {
-		d.rule = THPS_RULE_PRESSURE_BACKOFF;
-		d.hold_until = c->pressure_until;
-		hold_text(d.hold_until, now, t1, sizeof(t1));
-		why(&d, "holding off %s more after memory pressure (%s)", t1, fired);
-		goto done;
-	}
+/* The cooldown grows while actions give almost nothing back (thps_engine_record_result). */
+static bool gate_cooldown(struct decide *s)
+{
+	struct cg *c = s->c;
+	struct thps_decision *d = &s->d;
+	uint64_t hold = s->p->cooldown_usec << MIN(c->noeffect_shift, s->e->cfg.max_backoff_shift);
+	char t1[32];
 
-	want = MIN(d.reclaimable, p->max_bytes_per_action);
-	if (want == 0) {
-		d.rule = THPS_RULE_NOTHING;
-		why(&d, "nothing reclaimable (%s)", fired);
-		goto done;
+	if (!c->acted || s->now >= c->last_action + hold)
+		return false;
+	d->hold_until = c->last_action + hold;
+	hold_text(d->hold_until, s->now, t1, sizeof(t1));
+	if (c->noeffect_shift) {
+		d->rule = THPS_RULE_NOEFFECT_BACKOFF;
+		why(d,
+		    "backing off %s more (cooldown x%u: the last %u actions gave almost "
+		    "nothing back) (%s)",
+		    t1, 1U << c->noeffect_shift, c->noeffect_shift, s->fired);
+	} else {
+		d->rule = THPS_RULE_COOLDOWN;
+		why(d, "cooldown: %s left (%s)", t1, s->fired);
 	}
+	return true;
+}
+
+/* Pressure now (unknown pressure, < 0, never stops an action). */
+static bool gate_pressure(struct decide *s)
+{
+	const struct thps_policy *p = s->p;
+	const struct thps_figures *f = s->f;
+	struct thps_decision *d = &s->d;
+	struct cg *c = s->c;
+	char t1[32];
+
+	if (!(f->pressure_some_avg10 >= 0 && f->pressure_some_avg10 > p->pressure_some_avg10))
+		return false;
+	if (p->on_pressure == THPS_PRESSURE_SKIP) {
+		d->rule = THPS_RULE_PRESSURE_SKIP;
+		why(d, "memory pressure some avg10 %.2f%% > %.2f%%: skipped (%s)",
+		    f->pressure_some_avg10, p->pressure_some_avg10, s->fired);
+	} else {
+		c->pressure_until = s->now + (p->scan_interval_usec << c->pressure_shift);
+		if (c->pressure_shift < s->e->cfg.max_backoff_shift)
+			c->pressure_shift++;
+		d->rule = THPS_RULE_PRESSURE_BACKOFF;
+		d->hold_until = c->pressure_until;
+		hold_text(d->hold_until, s->now, t1, sizeof(t1));
+		why(d, "memory pressure some avg10 %.2f%% > %.2f%%: backing off %s (%s)",
+		    f->pressure_some_avg10, p->pressure_some_avg10, t1, s->fired);
+	}
+	return true;
+}
+
+/* A backoff set by earlier pressure outlasts the pressure itself. */
+static bool gate_pressure_hold(struct decide *s)
+{
+	char t1[32];
+
+	if (s->now >= s->c->pressure_until)
+		return false;
+	s->d.rule = THPS_RULE_PRESSURE_BACKOFF;
+	s->d.hold_until = s->c->pressure_until;
+	hold_text(s->d.hold_until, s->now, t1, sizeof(t1));
+	why(&s->d, "holding off %s more after memory pressure (%s)", t1, s->fired);
+	return true;
+}
+
+static bool gate_nothing(struct decide *s)
+{
+	s->want = MIN(s->d.reclaimable, s->p->max_bytes_per_action);
+	if (s->want != 0)
+		return false;
+	s->d.rule = THPS_RULE_NOTHING;
+	why(&s->d, "nothing reclaimable (%s)", s->fired);
+	return true;
+}
+
+/* The cgroup's and the machine's byte buckets both have to allow the action. */
+static bool gate_budget(struct decide *s)
+{
+	const struct thps_policy *p = s->p;
+	struct thps_engine *e = s->e;
+	struct cg *c = s->c;
+	char t1[32];
+
 	bucket_setup(&c->bytes, (double)p->max_bytes_per_sec,
-		     (double)MAX(p->max_bytes_per_sec, p->max_bytes_per_action), now);
-	bucket_refill(&c->bytes, now);
+		     (double)MAX(p->max_bytes_per_sec, p->max_bytes_per_action), s->now);
+	bucket_refill(&c->bytes, s->now);
 	bucket_setup(&e->reclaim, (double)e->cfg.reclaim_bytes_per_sec,
-		     (double)e->cfg.reclaim_burst_bytes, now);
-	bucket_refill(&e->reclaim, now);
-	avail = (uint64_t)MAX(0.0, MIN(c->bytes.tokens, e->reclaim.tokens));
-	if (avail < MIN(want, e->cfg.min_action_bytes)) {
-		d.rule = THPS_RULE_BUDGET;
-		thps_format_bytes(t1, sizeof(t1), avail);
-		why(&d, "%s byte budget exhausted (%s available) (%s)",
-		    c->bytes.tokens < e->reclaim.tokens ? "cgroup" : "global", t1, fired);
-		goto done;
-	}
-	d.bytes = MIN(want, avail);
-	c->bytes.tokens -= (double)d.bytes;
-	e->reclaim.tokens -= (double)d.bytes;
-	d.action = p->action == THPS_POLICY_SPLIT ? THPS_ACT_SPLIT : THPS_ACT_RECLAIM;
+		     (double)e->cfg.reclaim_burst_bytes, s->now);
+	bucket_refill(&e->reclaim, s->now);
+	s->avail = (uint64_t)MAX(0.0, MIN(c->bytes.tokens, e->reclaim.tokens));
+	if (s->avail >= MIN(s->want, e->cfg.min_action_bytes))
+		return false;
+	s->d.rule = THPS_RULE_BUDGET;
+	thps_format_bytes(t1, sizeof(t1), s->avail);
+	why(&s->d, "%s byte budget exhausted (%s available) (%s)",
+	    c->bytes.tokens < e->reclaim.tokens ? "cgroup" : "global", t1, s->fired);
+	return true;
+}
+
+/* Every gate passed: act, and charge the budgets. */
+static void act(struct decide *s)
+{
+	struct thps_decision *d = &s->d;
+	struct cg *c = s->c;
+	char t1[32];
+
+	d->bytes = MIN(s->want, s->avail);
+	c->bytes.tokens -= (double)d->bytes;
+	s->e->reclaim.tokens -= (double)d->bytes;
+	d->action = s->p->action == THPS_POLICY_SPLIT ? THPS_ACT_SPLIT : THPS_ACT_RECLAIM;
 	c->acted = true;
-	c->last_action = now;
+	c->last_action = s->now;
 	c->pressure_shift = 0;
-	thps_format_bytes(t1, sizeof(t1), d.bytes);
-	why(&d, "%s %s: %s%s", thps_engine_action_name(d.action), t1, fired,
-	    d.bytes < want ? " (limited by byte budget)" : "");
-done:
-	c->dec[c->dec_head] = d;
+	thps_format_bytes(t1, sizeof(t1), d->bytes);
+	why(d, "%s %s: %s%s", thps_engine_action_name(d->action), t1, s->fired,
+	    d->bytes < s->want ? " (limited by byte budget)" : "");
+}
+
+static void dec_push(const struct thps_engine *e, struct cg *c, const struct thps_decision *d)
+{
+	c->dec[c->dec_head] = *d;
 	c->dec_head = (c->dec_head + 1) % e->cfg.decisions;
 	if (c->dec_n < e->cfg.decisions)
 		c->dec_n++;
-	*ret = d;
+}
+
+int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct thps_policy *p,
+		       uint64_t now, const struct thps_figures *f, struct thps_decision *ret)
+{
+	struct decide s = {
+	    .e = e,
+	    .p = p,
+	    .f = f,
+	    .now = now,
+	    .d = {.now = now, .action = THPS_ACT_NONE, .inputs = *f},
+	};
+	int r;
+
+	r = cg_get(e, cgroup, &s.c);
+	if (r < 0)
+		return r;
+	snprintf(s.d.policy, sizeof(s.d.policy), "%s", p->name);
+	hist_push(e, s.c, now, f);
+	measure(&s);
+
+	if (!gate_trigger(&s) && !gate_observe(&s) && !gate_cooldown(&s) && !gate_pressure(&s) &&
+	    !gate_pressure_hold(&s) && !gate_nothing(&s) && !gate_budget(&s))
+		act(&s);
+
+	dec_push(e, s.c, &s.d);
+	*ret = s.d;
 	return 0;
 }
 

@@ -243,206 +243,275 @@ static void range_text(const struct policy_key *k, double v, char *buf, size_t s
 		snprintf(buf, size, "%.15g", v);
 }
 
-static int set_value(struct vctx *v, const struct policy_key *k, const struct pjson *j,
-		     const char *path, struct thps_policy *p)
-{
-	char *field = (char *)p + k->offset;
+/* One value being set: where it goes, where it came from, and the texts its messages use. */
+struct setting {
+	struct vctx *v;
+	const struct policy_key *k;
+	const struct pjson *j;
+	const char *path;
+	struct thps_policy *p;
+	void *field;
 	char got[96], lo[32], hi[32];
+};
+
+static int set_name(struct setting *s)
+{
+	const struct pjson *j = s->j;
+
+	if (j->type != PJSON_STRING || !thps_name_valid(j->str, THPS_POLICY_NAME_MAX, false))
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected a name of 1-%d characters from [A-Za-z0-9_.-], got %s",
+			    THPS_POLICY_NAME_MAX, s->got);
+	snprintf(s->p->name, sizeof(s->p->name), "%s", j->str);
+	s->p->name_line = j->line;
+	s->p->name_col = j->col;
+	return 0;
+}
+
+static int set_cgroup(struct setting *s)
+{
+	const struct pjson *j = s->j;
+
+	if (j->type == PJSON_STRING && utf8_chars(j->str) > 1024)
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected a cgroup path glob of at most 1024 characters, got %zu",
+			    utf8_chars(j->str));
+	if (j->type != PJSON_STRING || j->str[0] != '/')
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected a cgroup path glob starting with '/', like "
+			    "\"/system.slice/*.service\", got %s",
+			    s->got);
+	free(s->p->match_cgroup);
+	s->p->match_cgroup = strdup(j->str);
+	if (!s->p->match_cgroup)
+		s->v->r = -ENOMEM;
+	return 0;
+}
+
+/* One container name glob of K_NAMES; ipath names it in messages. */
+static void add_container(struct setting *s, const struct pjson *e, const char *ipath)
+{
+	struct thps_policy *p = s->p;
+	char *c;
+
+	if (e->type != PJSON_STRING || !thps_name_valid(e->str, 128, true)) {
+		render(e, s->got, sizeof(s->got));
+		verr(s->v, e->line, e->col, ipath,
+		     "expected a container name (glob) of 1-128 characters from "
+		     "[A-Za-z0-9_.*?-], got %s",
+		     s->got);
+		return;
+	}
+	if (p->n_match_container >= THPS_POLICY_MAX_CONTAINERS)
+		return;
+	c = strdup(e->str);
+	if (!c)
+		s->v->r = -ENOMEM;
+	else
+		p->match_container[p->n_match_container++] = c;
+}
+
+static int set_names(struct setting *s)
+{
+	const struct pjson *j = s->j, *items = j;
+	size_t n = 1;
+
+	if (j->type == PJSON_ARRAY) {
+		items = j->items;
+		n = j->n_items;
+		if (n < 1 || n > THPS_POLICY_MAX_CONTAINERS)
+			return verr(s->v, j->line, j->col, s->path,
+				    "expected 1 to %d container names, got %zu",
+				    THPS_POLICY_MAX_CONTAINERS, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char ipath[300];
+
+		if (j->type == PJSON_ARRAY)
+			snprintf(ipath, sizeof(ipath), "%s[%zu]", s->path, i);
+		else
+			snprintf(ipath, sizeof(ipath), "%s", s->path);
+		add_container(s, &items[i], ipath);
+	}
+	return 0;
+}
+
+static int set_enum(struct setting *s)
+{
+	const struct pjson *j = s->j;
+	char want[64], list[96], *w, *save = NULL;
+	size_t ln = 0;
+	int idx = 0;
+
+	snprintf(want, sizeof(want), "%s", s->k->values);
+	if (j->type == PJSON_STRING)
+		for (w = strtok_r(want, "|", &save); w; w = strtok_r(NULL, "|", &save), idx++)
+			if (!strcmp(w, j->str)) {
+				*(int *)s->field = idx;
+				return 0;
+			}
+	/* strtok_r cut want up: copy the values again for the message */
+	snprintf(want, sizeof(want), "%s", s->k->values);
+	save = NULL;
+	for (w = strtok_r(want, "|", &save); w; w = strtok_r(NULL, "|", &save))
+		ln += snprintf(list + ln, sizeof(list) - ln, "%s\"%s\"", ln ? ", " : "", w);
+	return verr(s->v, j->line, j->col, s->path, "expected one of %s, got %s", list, s->got);
+}
+
+static int set_folios(struct setting *s)
+{
+	const struct pjson *j = s->j;
+	uint32_t mask = 0;
+	uint64_t u;
+
+	if (j->type != PJSON_ARRAY || j->n_items < 1 || j->n_items > 16)
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected an array of 1 to 16 folio sizes like [\"64K\", \"2M\"], "
+			    "got %s",
+			    s->got);
+	for (size_t i = 0; i < j->n_items; i++) {
+		const struct pjson *e = &j->items[i];
+		char ipath[300];
+
+		snprintf(ipath, sizeof(ipath), "%s[%zu]", s->path, i);
+		render(e, s->got, sizeof(s->got));
+		if (e->type != PJSON_STRING || thps_parse_size(e->str, &u) < 0 || u < s->k->min ||
+		    u > s->k->max || (u & (u - 1)) || u % 4096) {
+			verr(s->v, e->line, e->col, ipath,
+			     "expected a folio size, a power of two from %s to %s like "
+			     "\"64K\", "
+			     "got %s",
+			     s->lo, s->hi, s->got);
+			continue;
+		}
+		mask |= UINT32_C(1) << __builtin_ctzll(u / 4096);
+	}
+	*(uint32_t *)s->field = mask;
+	return 0;
+}
+
+static int set_cut(struct setting *s)
+{
+	/* "N0%": a tenth of the subpages per bucket, so "10%" is bucket 0 */
+	static const char *const pct[] = {"10%", "20%", "30%", "40%", "50%",
+					  "60%", "70%", "80%", "90%", "100%"};
+	const struct pjson *j = s->j;
+	double d;
+
+	if (int_in(j, s->k->min, s->k->max, &d)) {
+		*(unsigned *)s->field = (unsigned)d;
+		return 0;
+	}
+	if (j->type == PJSON_STRING)
+		for (unsigned b = 0; b < ELEMENTSOF(pct); b++)
+			if (!strcmp(j->str, pct[b])) {
+				*(unsigned *)s->field = b;
+				return 0;
+			}
+	return verr(s->v, j->line, j->col, s->path,
+		    "expected a bucket from 0 to 9 or a percentage \"10%%\", \"20%%\" .. "
+		    "\"100%%\", got %s",
+		    s->got);
+}
+
+static int set_size(struct setting *s)
+{
+	const struct pjson *j = s->j;
 	double d;
 	uint64_t u;
 
-	render(j, got, sizeof(got));
-	range_text(k, k->min, lo, sizeof(lo));
-	range_text(k, k->max, hi, sizeof(hi));
-	switch (k->type) {
-	case K_OBJECT:
-		break;
-	case K_NAME:
-		if (j->type != PJSON_STRING ||
-		    !thps_name_valid(j->str, THPS_POLICY_NAME_MAX, false))
-			return verr(
-			    v, j->line, j->col, path,
-			    "expected a name of 1-%d characters from [A-Za-z0-9_.-], got %s",
-			    THPS_POLICY_NAME_MAX, got);
-		snprintf(p->name, sizeof(p->name), "%s", j->str);
-		p->name_line = j->line;
-		p->name_col = j->col;
-		return 0;
-	case K_CGROUP:
-		if (j->type == PJSON_STRING && utf8_chars(j->str) > 1024)
-			return verr(
-			    v, j->line, j->col, path,
-			    "expected a cgroup path glob of at most 1024 characters, got %zu",
-			    utf8_chars(j->str));
-		if (j->type != PJSON_STRING || j->str[0] != '/')
-			return verr(v, j->line, j->col, path,
-				    "expected a cgroup path glob starting with '/', like "
-				    "\"/system.slice/*.service\", got %s",
-				    got);
-		free(p->match_cgroup);
-		p->match_cgroup = strdup(j->str);
-		if (!p->match_cgroup)
-			v->r = -ENOMEM;
-		return 0;
-	case K_NAMES: {
-		const struct pjson *items = j;
-		size_t n = 1;
-		if (j->type == PJSON_ARRAY) {
-			items = j->items;
-			n = j->n_items;
-			if (n < 1 || n > THPS_POLICY_MAX_CONTAINERS)
-				return verr(v, j->line, j->col, path,
-					    "expected 1 to %d container names, got %zu",
-					    THPS_POLICY_MAX_CONTAINERS, n);
-		}
-		for (size_t i = 0; i < n; i++) {
-			const struct pjson *e = &items[i];
-			char ipath[300];
-			if (j->type == PJSON_ARRAY)
-				snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
-			else
-				snprintf(ipath, sizeof(ipath), "%s", path);
-			if (e->type != PJSON_STRING || !thps_name_valid(e->str, 128, true)) {
-				render(e, got, sizeof(got));
-				verr(v, e->line, e->col, ipath,
-				     "expected a container name (glob) of 1-128 characters from "
-				     "[A-Za-z0-9_.*?-], got %s",
-				     got);
-				continue;
-			}
-			if (p->n_match_container < THPS_POLICY_MAX_CONTAINERS) {
-				char *c = strdup(e->str);
-				if (!c)
-					v->r = -ENOMEM;
-				else
-					p->match_container[p->n_match_container++] = c;
-			}
-		}
-		return 0;
+	if (j->type == PJSON_STRING) {
+		int r = thps_parse_size(j->str, &u);
+		if (r == -ERANGE)
+			return verr(s->v, j->line, j->col, s->path,
+				    "expected a size from %s to %s, got %s", s->lo, s->hi, s->got);
+		if (r < 0)
+			return verr(s->v, j->line, j->col, s->path,
+				    "expected a size like \"64M\", got %s", s->got);
+	} else if (j->type == PJSON_NUMBER && int_in(j, 0, 1e18, &d)) {
+		u = (uint64_t)d;
+	} else {
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected a size like \"64M\" or an integer of bytes, got %s", s->got);
 	}
-	case K_ENUM: {
-		char want[64], *w, *save = NULL;
-		int idx = 0;
-		snprintf(want, sizeof(want), "%s", k->values);
-		if (j->type == PJSON_STRING)
-			for (w = strtok_r(want, "|", &save); w;
-			     w = strtok_r(NULL, "|", &save), idx++)
-				if (!strcmp(w, j->str)) {
-					*(int *)field = idx;
-					return 0;
-				}
-		char list[96];
-		size_t ln = 0;
-		snprintf(want, sizeof(want), "%s", k->values);
-		save = NULL;
-		for (w = strtok_r(want, "|", &save); w; w = strtok_r(NULL, "|", &save))
-			ln += snprintf(list + ln, sizeof(list) - ln, "%s\"%s\"", ln ? ", " : "", w);
-		return verr(v, j->line, j->col, path, "expected one of %s, got %s", list, got);
-	}
-	case K_FOLIOS: {
-		uint32_t mask = 0;
-
-		if (j->type != PJSON_ARRAY || j->n_items < 1 || j->n_items > 16)
-			return verr(
-			    v, j->line, j->col, path,
-			    "expected an array of 1 to 16 folio sizes like [\"64K\", \"2M\"], "
-			    "got %s",
-			    got);
-		for (size_t i = 0; i < j->n_items; i++) {
-			const struct pjson *e = &j->items[i];
-			char ipath[300];
-
-			snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
-			render(e, got, sizeof(got));
-			if (e->type != PJSON_STRING || thps_parse_size(e->str, &u) < 0 ||
-			    u < k->min || u > k->max || (u & (u - 1)) || u % 4096) {
-				verr(v, e->line, e->col, ipath,
-				     "expected a folio size, a power of two from %s to %s like "
-				     "\"64K\", "
-				     "got %s",
-				     lo, hi, got);
-				continue;
-			}
-			mask |= UINT32_C(1) << __builtin_ctzll(u / 4096);
-		}
-		*(uint32_t *)field = mask;
-		return 0;
-	}
-	case K_CUT:
-		if (int_in(j, k->min, k->max, &d)) {
-			*(unsigned *)field = (unsigned)d;
-			return 0;
-		}
-		if (j->type == PJSON_STRING) {
-			/* "N0%": a tenth of the subpages per bucket, so "10%" is bucket 0 */
-			static const char *const pct[] = {"10%", "20%", "30%", "40%", "50%",
-							  "60%", "70%", "80%", "90%", "100%"};
-			for (unsigned b = 0; b < ELEMENTSOF(pct); b++)
-				if (!strcmp(j->str, pct[b])) {
-					*(unsigned *)field = b;
-					return 0;
-				}
-		}
-		return verr(v, j->line, j->col, path,
-			    "expected a bucket from 0 to 9 or a percentage \"10%%\", \"20%%\" .. "
-			    "\"100%%\", got %s",
-			    got);
-	case K_SIZE:
-		if (j->type == PJSON_STRING) {
-			int r = thps_parse_size(j->str, &u);
-			if (r == -ERANGE)
-				return verr(v, j->line, j->col, path,
-					    "expected a size from %s to %s, got %s", lo, hi, got);
-			if (r < 0)
-				return verr(v, j->line, j->col, path,
-					    "expected a size like \"64M\", got %s", got);
-		} else if (j->type == PJSON_NUMBER && int_in(j, 0, 1e18, &d)) {
-			u = (uint64_t)d;
-		} else {
-			return verr(v, j->line, j->col, path,
-				    "expected a size like \"64M\" or an integer of bytes, got %s",
-				    got);
-		}
-		if (u < k->min || u > k->max)
-			return verr(v, j->line, j->col, path,
-				    "expected a size from %s to %s, got %s", lo, hi, got);
-		*(uint64_t *)field = u;
-		return 0;
-	case K_DURATION:
-		if (j->type == PJSON_STRING) {
-			if (thps_parse_duration(j->str, &u) < 0)
-				return verr(v, j->line, j->col, path,
-					    "expected a duration like \"30s\" or \"5m\" (ms, s, m, "
-					    "h, d), got %s",
-					    got);
-		} else if (j->type == PJSON_NUMBER && int_in(j, 0, 1e12, &d)) {
-			u = (uint64_t)d * USEC_PER_SEC;
-		} else {
-			return verr(v, j->line, j->col, path,
-				    "expected a duration like \"30s\" or an integer of seconds, "
-				    "got %s",
-				    got);
-		}
-		if (u < k->min || u > k->max)
-			return verr(v, j->line, j->col, path,
-				    "expected a duration from %s to %s, got %s", lo, hi, got);
-		*(uint64_t *)field = u;
-		return 0;
-	case K_UINT:
-		if (!int_in(j, k->min, k->max, &d))
-			return verr(v, j->line, j->col, path,
-				    "expected an integer from %s to %s, got %s", lo, hi, got);
-		*(uint64_t *)field = (uint64_t)d;
-		return 0;
-	case K_PERCENT:
-		if (j->type != PJSON_NUMBER || !isfinite(j->num) || j->num < k->min ||
-		    j->num > k->max)
-			return verr(v, j->line, j->col, path,
-				    "expected a percentage from %s to %s, got %s", lo, hi, got);
-		memcpy(field, &j->num, sizeof(j->num));
-		return 0;
-	}
+	if (u < s->k->min || u > s->k->max)
+		return verr(s->v, j->line, j->col, s->path, "expected a size from %s to %s, got %s",
+			    s->lo, s->hi, s->got);
+	*(uint64_t *)s->field = u;
 	return 0;
+}
+
+static int set_duration(struct setting *s)
+{
+	const struct pjson *j = s->j;
+	double d;
+	uint64_t u;
+
+	if (j->type == PJSON_STRING) {
+		if (thps_parse_duration(j->str, &u) < 0)
+			return verr(s->v, j->line, j->col, s->path,
+				    "expected a duration like \"30s\" or \"5m\" (ms, s, m, "
+				    "h, d), got %s",
+				    s->got);
+	} else if (j->type == PJSON_NUMBER && int_in(j, 0, 1e12, &d)) {
+		u = (uint64_t)d * USEC_PER_SEC;
+	} else {
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected a duration like \"30s\" or an integer of seconds, "
+			    "got %s",
+			    s->got);
+	}
+	if (u < s->k->min || u > s->k->max)
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected a duration from %s to %s, got %s", s->lo, s->hi, s->got);
+	*(uint64_t *)s->field = u;
+	return 0;
+}
+
+static int set_uint(struct setting *s)
+{
+	const struct pjson *j = s->j;
+	double d;
+
+	if (!int_in(j, s->k->min, s->k->max, &d))
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected an integer from %s to %s, got %s", s->lo, s->hi, s->got);
+	*(uint64_t *)s->field = (uint64_t)d;
+	return 0;
+}
+
+static int set_percent(struct setting *s)
+{
+	const struct pjson *j = s->j;
+
+	if (j->type != PJSON_NUMBER || !isfinite(j->num) || j->num < s->k->min ||
+	    j->num > s->k->max)
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected a percentage from %s to %s, got %s", s->lo, s->hi, s->got);
+	memcpy(s->field, &j->num, sizeof(j->num));
+	return 0;
+}
+
+/* The setter of each key type; objects have none, walk_object descends into them. */
+static int (*const setters[])(struct setting *s) = {
+    [K_OBJECT] = NULL,	       [K_NAME] = set_name,	    [K_CGROUP] = set_cgroup,
+    [K_NAMES] = set_names,     [K_ENUM] = set_enum,	    [K_CUT] = set_cut,
+    [K_SIZE] = set_size,       [K_DURATION] = set_duration, [K_UINT] = set_uint,
+    [K_PERCENT] = set_percent, [K_FOLIOS] = set_folios,
+};
+
+static int set_value(struct vctx *v, const struct policy_key *k, const struct pjson *j,
+		     const char *path, struct thps_policy *p)
+{
+	struct setting s = {
+	    .v = v, .k = k, .j = j, .path = path, .p = p, .field = (char *)p + k->offset};
+
+	if (!setters[k->type])
+		return 0;
+	render(j, s.got, sizeof(s.got));
+	range_text(k, k->min, s.lo, sizeof(s.lo));
+	range_text(k, k->max, s.hi, sizeof(s.hi));
+	return setters[k->type](&s);
 }
 
 /* path + "." + key into buf, the key made safe for a terminal and a log line (it is hostile
@@ -641,6 +710,109 @@ static void sort_by_position(struct thps_policy_errors *errs, size_t from, const
 		}
 }
 
+/* Finds the policies of a file: root's "policies" array (*list), or root itself as the one
+ * policy (*list NULL). Returns 0, or -EINVAL when there is nothing to read (reported). */
+static int find_policies(struct vctx *v, const struct pjson *root, const struct pjson **list,
+			 size_t *n)
+{
+	const struct pjson *l;
+	char got[96];
+
+	if (root->type != PJSON_OBJECT) {
+		render(root, got, sizeof(got));
+		verr(v, root->line, root->col, "",
+		     "expected an object {\"policies\": [...]} or a single policy, got %s", got);
+		return -EINVAL;
+	}
+	l = pjson_get(root, "policies");
+	*list = l;
+	if (!l) {
+		*n = 1;
+		return 0;
+	}
+	check_duplicates(v, root, "");
+	for (size_t i = 0; i < root->n_items; i++)
+		if (strcmp(root->items[i].key, "policies")) {
+			char kp[300];
+			join_path(kp, sizeof(kp), "", root->items[i].key);
+			verr(v, root->items[i].key_line, root->items[i].key_col, kp,
+			     "unknown key; a file is {\"policies\": [...]} or one policy");
+		}
+	if (l->type != PJSON_ARRAY) {
+		render(l, got, sizeof(got));
+		verr(v, l->line, l->col, "policies", "expected an array of policies, got %s", got);
+		return -EINVAL;
+	}
+	*n = l->n_items;
+	if (*n > THPS_POLICY_MAX_POLICIES) {
+		verr(v, l->line, l->col, "policies", "expected at most %d policies, got %zu",
+		     THPS_POLICY_MAX_POLICIES, *n);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Reads policy i of a file, o, into ps[i] over the defaults; in_list: o is an item of
+ * "policies". Names are unique within the file, so ps[0..i-1] are checked too. */
+static void read_policy(struct vctx *v, const struct pjson *o, bool in_list, struct thps_policy *ps,
+			size_t i)
+{
+	char path[32] = "";
+
+	if (in_list)
+		snprintf(path, sizeof(path), "policies[%zu]", i);
+	apply_defaults(&ps[i]);
+	if (o->type != PJSON_OBJECT) {
+		char got[96];
+		render(o, got, sizeof(got));
+		verr(v, o->line, o->col, path, "expected a policy object, got %s", got);
+		return;
+	}
+	ps[i].line = o->line;
+	ps[i].col = o->col;
+	snprintf(ps[i].json_path, sizeof(ps[i].json_path), "%s%sname", path, *path ? "." : "");
+	walk_object(v, o, "", path, &ps[i]);
+	for (size_t k = 0; k < i; k++)
+		if (ps[i].name[0] && !strcmp(ps[k].name, ps[i].name)) {
+			const struct pjson *nm = pjson_get(o, "name");
+			char npath[48];
+			snprintf(npath, sizeof(npath), "%s.name", path);
+			verr(v, nm->line, nm->col, npath,
+			     "duplicate policy name \"%s\" (first at line %u, column %u)",
+			     ps[i].name, ps[k].line, ps[k].col);
+			break;
+		}
+}
+
+/* Moves the n policies of a file into set: all of them, or on any error none. */
+static void add_policies(struct vctx *v, const char *file, struct thps_policy *ps, size_t n,
+			 struct thps_policy_set *set)
+{
+	size_t old_n = set->n;
+	int r;
+
+	for (size_t i = 0; i < n && v->r == 0; i++) {
+		ps[i].file = strdup(file);
+		if (!ps[i].file) {
+			v->r = -ENOMEM;
+			break;
+		}
+		compile(&ps[i]);
+		r = set_append(set, &ps[i]);
+		if (r < 0) {
+			if (r == -E2BIG)
+				verr(v, ps[i].line, ps[i].col, "", "more than %d policies in all",
+				     THPS_POLICY_MAX_POLICIES);
+			else
+				v->r = r;
+		}
+	}
+	if (v->r < 0 || v->nerr) {
+		while (set->n > old_n)
+			policy_clear(&set->policies[--set->n]);
+	}
+}
+
 int thps_policy_parse_text(const char *file, const char *text, size_t len,
 			   struct thps_policy_set *set, struct thps_policy_errors *errs)
 {
@@ -649,7 +821,7 @@ int thps_policy_parse_text(const char *file, const char *text, size_t len,
 	struct pjson *root = NULL;
 	const struct pjson *list = NULL;
 	struct thps_policy *ps = NULL;
-	size_t n = 0, old_n = set->n;
+	size_t n = 0;
 	char msg[256];
 	unsigned line = 0, col = 0;
 	int r;
@@ -661,95 +833,17 @@ int thps_policy_parse_text(const char *file, const char *text, size_t len,
 		verr(&v, line, col, "", "%s", msg);
 		return v.r < 0 ? v.r : -EINVAL;
 	}
-	if (root->type != PJSON_OBJECT) {
-		char got[96];
-		render(root, got, sizeof(got));
-		verr(&v, root->line, root->col, "",
-		     "expected an object {\"policies\": [...]} or a single policy, got %s", got);
+	if (find_policies(&v, root, &list, &n) < 0)
 		goto out;
-	}
-	list = pjson_get(root, "policies");
-	if (list) {
-		check_duplicates(&v, root, "");
-		for (size_t i = 0; i < root->n_items; i++)
-			if (strcmp(root->items[i].key, "policies")) {
-				char kp[300];
-				join_path(kp, sizeof(kp), "", root->items[i].key);
-				verr(&v, root->items[i].key_line, root->items[i].key_col, kp,
-				     "unknown key; a file is {\"policies\": [...]} or one policy");
-			}
-		if (list->type != PJSON_ARRAY) {
-			char got[96];
-			render(list, got, sizeof(got));
-			verr(&v, list->line, list->col, "policies",
-			     "expected an array of policies, got %s", got);
-			goto out;
-		}
-		n = list->n_items;
-		if (n > THPS_POLICY_MAX_POLICIES) {
-			verr(&v, list->line, list->col, "policies",
-			     "expected at most %d policies, got %zu", THPS_POLICY_MAX_POLICIES, n);
-			goto out;
-		}
-	} else {
-		n = 1;
-	}
 	ps = calloc(n ? n : 1, sizeof(*ps));
 	if (!ps) {
 		v.r = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct pjson *o = list ? &list->items[i] : root;
-		char path[32] = "";
-		if (list)
-			snprintf(path, sizeof(path), "policies[%zu]", i);
-		apply_defaults(&ps[i]);
-		if (o->type != PJSON_OBJECT) {
-			char got[96];
-			render(o, got, sizeof(got));
-			verr(&v, o->line, o->col, path, "expected a policy object, got %s", got);
-			continue;
-		}
-		ps[i].line = o->line;
-		ps[i].col = o->col;
-		snprintf(ps[i].json_path, sizeof(ps[i].json_path), "%s%sname", path,
-			 *path ? "." : "");
-		walk_object(&v, o, "", path, &ps[i]);
-		for (size_t k = 0; k < i; k++)
-			if (ps[i].name[0] && !strcmp(ps[k].name, ps[i].name)) {
-				const struct pjson *nm = pjson_get(o, "name");
-				char npath[48];
-				snprintf(npath, sizeof(npath), "%s.name", path);
-				verr(&v, nm->line, nm->col, npath,
-				     "duplicate policy name \"%s\" (first at line %u, column %u)",
-				     ps[i].name, ps[k].line, ps[k].col);
-				break;
-			}
-	}
-	if (v.nerr == 0 && v.r == 0) {
-		for (size_t i = 0; i < n && v.r == 0; i++) {
-			ps[i].file = strdup(file);
-			if (!ps[i].file) {
-				v.r = -ENOMEM;
-				break;
-			}
-			compile(&ps[i]);
-			r = set_append(set, &ps[i]);
-			if (r < 0) {
-				if (r == -E2BIG)
-					verr(&v, ps[i].line, ps[i].col, "",
-					     "more than %d policies in all",
-					     THPS_POLICY_MAX_POLICIES);
-				else
-					v.r = r;
-			}
-		}
-		if (v.r < 0 || v.nerr) {
-			while (set->n > old_n)
-				policy_clear(&set->policies[--set->n]);
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		read_policy(&v, list ? &list->items[i] : root, list != NULL, ps, i);
+	if (v.nerr == 0 && v.r == 0)
+		add_policies(&v, file, ps, n, set);
 out:
 	if (ps)
 		for (size_t i = 0; i < n; i++)
