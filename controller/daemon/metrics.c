@@ -197,6 +197,20 @@ static void family(struct out *o, const char *name, const char *type, const char
 	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A family of one unlabelled sample. */
+static void scalar(struct out *o, const char *name, const char *type, const char *help, uint64_t v)
+{
+	family(o, name, type, help);
+	put(o, "%s %" PRIu64 "\n", name, v);
+}
+
+static void scalar_f(struct out *o, const char *name, const char *type, const char *help, int prec,
+		     double v)
+{
+	family(o, name, type, help);
+	put(o, "%s %.*f\n", name, prec, v);
+}
+
 static void cgroup_value(struct out *o, const char *name, const char *cgroup, uint64_t v)
 {
 	if (cgroup_series(o, name, cgroup))
@@ -325,15 +339,13 @@ static void scan_summary(struct out *o, const struct thps_scan *s)
 {
 	const struct thps_scan_summary *m = &s->summary;
 
-	family(o, "thpshrink_scan_thps", "gauge",
-	       "Distinct THPs whose contents the last scan read.");
-	put(o, "thpshrink_scan_thps %" PRIu64 "\n", m->thps_scanned);
-	family(o, "thpshrink_scan_shared_thps", "gauge",
-	       "Further mappings of THPs already counted in the last scan.");
-	put(o, "thpshrink_scan_shared_thps %" PRIu64 "\n", m->thps_shared);
-	family(o, "thpshrink_scan_read_bytes", "gauge",
-	       "Bytes of process memory the last scan read.");
-	put(o, "thpshrink_scan_read_bytes %" PRIu64 "\n", m->bytes_read);
+	scalar(o, "thpshrink_scan_thps", "gauge",
+	       "Distinct THPs whose contents the last scan read.", (uint64_t)(m->thps_scanned));
+	scalar(o, "thpshrink_scan_shared_thps", "gauge",
+	       "Further mappings of THPs already counted in the last scan.",
+	       (uint64_t)(m->thps_shared));
+	scalar(o, "thpshrink_scan_read_bytes", "gauge",
+	       "Bytes of process memory the last scan read.", (uint64_t)(m->bytes_read));
 	family(o, "thpshrink_scan_folios", "gauge",
 	       "THPs the last scan counted, by how: read whole, refreshed (read until proven above "
 	       "the "
@@ -341,21 +353,20 @@ static void scan_summary(struct out *o, const struct thps_scan *s)
 	put(o, "thpshrink_scan_folios{how=\"read\"} %" PRIu64 "\n", m->folios_read);
 	put(o, "thpshrink_scan_folios{how=\"refreshed\"} %" PRIu64 "\n", m->folios_refreshed);
 	put(o, "thpshrink_scan_folios{how=\"memo\"} %" PRIu64 "\n", m->folios_memo);
-	family(o, "thpshrink_scan_read_cpu_seconds", "gauge",
-	       "CPU time the last scan spent reading THP contents.");
-	put(o, "thpshrink_scan_read_cpu_seconds %.6f\n", m->read_cpu_ns / 1e9);
-	family(o, "thpshrink_scan_processes", "gauge", "Processes the last scan walked.");
-	put(o, "thpshrink_scan_processes %" PRIu64 "\n", m->procs_scanned);
-	family(o, "thpshrink_scan_processes_skipped", "gauge",
-	       "Processes the last scan skipped (exited, changed or unreadable).");
-	put(o, "thpshrink_scan_processes_skipped %" PRIu64 "\n", m->procs_skipped);
-	family(o, "thpshrink_scan_duration_seconds", "gauge", "Wall-clock time of the last scan.");
-	put(o, "thpshrink_scan_duration_seconds %.6f\n", m->wall_ns / 1e9);
-	family(o, "thpshrink_scan_cpu_seconds", "gauge", "CPU time of the last scan.");
-	put(o, "thpshrink_scan_cpu_seconds %.6f\n", m->cpu_ns / 1e9);
-	family(o, "thpshrink_scan_throttled_seconds", "gauge",
-	       "Time the last scan slept to stay within its THP rate budget.");
-	put(o, "thpshrink_scan_throttled_seconds %.6f\n", m->throttled_ns / 1e9);
+	scalar_f(o, "thpshrink_scan_read_cpu_seconds", "gauge",
+		 "CPU time the last scan spent reading THP contents.", 6, m->read_cpu_ns / 1e9);
+	scalar(o, "thpshrink_scan_processes", "gauge", "Processes the last scan walked.",
+	       (uint64_t)(m->procs_scanned));
+	scalar(o, "thpshrink_scan_processes_skipped", "gauge",
+	       "Processes the last scan skipped (exited, changed or unreadable).",
+	       (uint64_t)(m->procs_skipped));
+	scalar_f(o, "thpshrink_scan_duration_seconds", "gauge", "Wall-clock time of the last scan.",
+		 6, m->wall_ns / 1e9);
+	scalar_f(o, "thpshrink_scan_cpu_seconds", "gauge", "CPU time of the last scan.", 6,
+		 m->cpu_ns / 1e9);
+	scalar_f(o, "thpshrink_scan_throttled_seconds", "gauge",
+		 "Time the last scan slept to stay within its THP rate budget.", 6,
+		 m->throttled_ns / 1e9);
 }
 
 static void kernel_figures(struct out *o, const struct thps_scan *s)
@@ -433,9 +444,9 @@ static void build_info(struct out *o, const struct thps_metrics_input *in)
 
 static void dry_run(struct out *o, const struct thps_metrics_input *in)
 {
-	family(o, "thpshrink_dry_run", "gauge",
-	       "1 if the daemon only observes, whatever the policies say.");
-	put(o, "thpshrink_dry_run %d\n", in->dry_run ? 1 : 0);
+	scalar(o, "thpshrink_dry_run", "gauge",
+	       "1 if the daemon only observes, whatever the policies say.",
+	       (uint64_t)(in->dry_run ? 1 : 0));
 }
 
 static void capabilities(struct out *o, const struct thps_metrics_input *in)
@@ -451,45 +462,42 @@ static void capabilities(struct out *o, const struct thps_metrics_input *in)
 
 static void cgroups_dropped(struct out *o)
 {
-	family(o, "thpshrink_metrics_cgroups_dropped", "gauge",
+	scalar(o, "thpshrink_metrics_cgroups_dropped", "gauge",
 	       "Cgroups left out of the per-cgroup series this pass (only the ones with the most "
-	       "waste are exported; see --metrics-max-cgroups).");
-	put(o, "thpshrink_metrics_cgroups_dropped %zu\n", o->sel->dropped);
+	       "waste are exported; see --metrics-max-cgroups).",
+	       (uint64_t)(o->sel->dropped));
 }
 
 static void policies(struct out *o, const struct thps_metrics_input *in)
 {
-	family(o, "thpshrink_policies", "gauge", "Policies in force (the last set that loaded).");
-	put(o, "thpshrink_policies %" PRIu64 "\n", in->policies_loaded);
-	family(o, "thpshrink_policy_load_errors_total", "counter",
-	       "Policy loads or reloads rejected; the last good set stayed in force.");
-	put(o, "thpshrink_policy_load_errors_total %" PRIu64 "\n", in->policy_load_errors_total);
-	family(o, "thpshrink_policy_last_load_success", "gauge",
-	       "1 if the last policy load or reload succeeded.");
-	put(o, "thpshrink_policy_last_load_success %d\n", in->policy_last_load_ok ? 1 : 0);
+	scalar(o, "thpshrink_policies", "gauge", "Policies in force (the last set that loaded).",
+	       (uint64_t)(in->policies_loaded));
+	scalar(o, "thpshrink_policy_load_errors_total", "counter",
+	       "Policy loads or reloads rejected; the last good set stayed in force.",
+	       (uint64_t)(in->policy_load_errors_total));
+	scalar(o, "thpshrink_policy_last_load_success", "gauge",
+	       "1 if the last policy load or reload succeeded.",
+	       (uint64_t)(in->policy_last_load_ok ? 1 : 0));
 }
 
 static void passes(struct out *o, const struct thps_metrics_input *in)
 {
-	family(o, "thpshrink_scans_total", "counter", "Scan passes completed.");
-	put(o, "thpshrink_scans_total %" PRIu64 "\n", in->scans_total);
-	family(o, "thpshrink_scan_errors_total", "counter",
-	       "Scan passes in which a source failed.");
-	put(o, "thpshrink_scan_errors_total %" PRIu64 "\n", in->scan_errors_total);
-	family(o, "thpshrink_last_scan_timestamp_seconds", "gauge",
-	       "When the last pass ended (Unix time).");
-	put(o, "thpshrink_last_scan_timestamp_seconds %.3f\n", in->last_scan_timestamp);
+	scalar(o, "thpshrink_scans_total", "counter", "Scan passes completed.",
+	       (uint64_t)(in->scans_total));
+	scalar(o, "thpshrink_scan_errors_total", "counter", "Scan passes in which a source failed.",
+	       (uint64_t)(in->scan_errors_total));
+	scalar_f(o, "thpshrink_last_scan_timestamp_seconds", "gauge",
+		 "When the last pass ended (Unix time).", 3, in->last_scan_timestamp);
 }
 
 static void proc_events(struct out *o, const struct thps_metrics_input *in)
 {
-	family(o, "thpshrink_proc_events_total", "counter",
-	       "Process events read from the kernel's proc connector.");
-	put(o, "thpshrink_proc_events_total %" PRIu64 "\n", in->proc_events_total);
-	family(o, "thpshrink_proc_event_overflows_total", "counter",
-	       "Times the proc connector socket overflowed (each forces a full rescan).");
-	put(o, "thpshrink_proc_event_overflows_total %" PRIu64 "\n",
-	    in->proc_event_overflows_total);
+	scalar(o, "thpshrink_proc_events_total", "counter",
+	       "Process events read from the kernel's proc connector.",
+	       (uint64_t)(in->proc_events_total));
+	scalar(o, "thpshrink_proc_event_overflows_total", "counter",
+	       "Times the proc connector socket overflowed (each forces a full rescan).",
+	       (uint64_t)(in->proc_event_overflows_total));
 }
 
 static void decisions(struct out *o, const struct thps_metrics_input *in)
@@ -533,14 +541,14 @@ static void memo(struct out *o, const struct thps_metrics_input *in)
 {
 	if (!in->memo_enabled)
 		return;
-	family(o, "thpshrink_scan_memo_entries", "gauge", "THPs the scan memo holds a count of.");
-	put(o, "thpshrink_scan_memo_entries %" PRIu64 "\n", in->memo_entries);
-	family(o, "thpshrink_scan_memo_bytes", "gauge", "Memory of the scan memo's table.");
-	put(o, "thpshrink_scan_memo_bytes %" PRIu64 "\n", in->memo_bytes);
-	family(o, "thpshrink_scan_full_refresh_seconds", "gauge",
-	       "Time until the refresh rotation has re-read every THP in the memo, at its "
-	       "current pace.");
-	put(o, "thpshrink_scan_full_refresh_seconds %.1f\n", in->memo_full_refresh_seconds);
+	scalar(o, "thpshrink_scan_memo_entries", "gauge", "THPs the scan memo holds a count of.",
+	       (uint64_t)(in->memo_entries));
+	scalar(o, "thpshrink_scan_memo_bytes", "gauge", "Memory of the scan memo's table.",
+	       (uint64_t)(in->memo_bytes));
+	scalar_f(o, "thpshrink_scan_full_refresh_seconds", "gauge",
+		 "Time until the refresh rotation has re-read every THP in the memo, at its "
+		 "current pace.",
+		 1, in->memo_full_refresh_seconds);
 }
 
 /* Everything the last pass measured; nothing before the first pass (in->scan NULL). */
