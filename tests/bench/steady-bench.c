@@ -27,6 +27,8 @@
 #include "scan-memo.h"
 #include "scanner.h"
 
+#define BEST_OF 7 /* passes per figure that is a difference of two small CPU times */
+
 static uint64_t cpu_ns(void)
 {
 	struct timespec t;
@@ -144,9 +146,19 @@ int main(int argc, char **argv)
 		scan_memo_plan(sm, &g, 0, &o);
 		o.memo_exact_max_per512 = 0; /* 8 of 512 used is above 0: every folio carried */
 		o.memo_refresh_folios = 0;
-		thps_scan_init(&all, &g);
-		if (thps_scanner_collect(&ctx, &o, NULL, &all) < 0)
-			return 1;
+		/* the per-folio figure is a small difference of two passes' CPU: each pass is the
+		 * best of BEST_OF, as the other benches do, or the noise of one pass swamps it */
+		double all_meta_ns = 0;
+		for (int rep = 0; rep < BEST_OF; rep++) {
+			if (rep)
+				thps_scan_free(&all);
+			thps_scan_init(&all, &g);
+			if (thps_scanner_collect(&ctx, &o, NULL, &all) < 0)
+				return 1;
+			double v = (double)(all.summary.cpu_ns - all.summary.read_cpu_ns);
+			if (rep == 0 || v < all_meta_ns)
+				all_meta_ns = v;
+		}
 		scan_memo_figures(sm, &x);
 		print_pass("all carried", &all);
 		/* the pass's fixed cost (cgroup tree, /proc files) is the same for a process without
@@ -164,16 +176,21 @@ int main(int argc, char **argv)
 			usleep(100000);
 			on.pid = child;
 			on.memo = NULL;
-			thps_scan_init(&none, &g);
-			if (thps_scanner_collect(&ctx, &on, NULL, &none) < 0)
-				return 1;
+			for (int rep = 0; rep < BEST_OF; rep++) {
+				thps_scan_init(&none, &g);
+				if (thps_scanner_collect(&ctx, &on, NULL, &none) < 0)
+					return 1;
+				if (rep == 0 || (double)none.summary.cpu_ns < fixed_ns)
+					fixed_ns = (double)none.summary.cpu_ns;
+				if (rep + 1 < BEST_OF)
+					thps_scan_free(&none);
+			}
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
-			fixed_ns = (double)none.summary.cpu_ns;
 			printf("  a pass's fixed cost (a process without THPs): CPU %.4f s\n", fixed_ns / 1e9);
 			thps_scan_free(&none);
 		}
-		meta_ns = ((double)(all.summary.cpu_ns - all.summary.read_cpu_ns) - fixed_ns) / (double)all.summary.thps_scanned;
+		meta_ns = (all_meta_ns - fixed_ns) / (double)all.summary.thps_scanned;
 		miss_ns -= fixed_ns / (double)f->thps_scanned;
 		thps_scan_free(&all);
 	}
