@@ -62,7 +62,14 @@ NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 NODE_TOL=${NODE_TOL:-10}
 GOAL=5
 CUT=3
-MPN=$((511 - (4 * 512 - 1) / 10))     # 307: THPs of buckets 0..3 (<= 204 subpages used) stay split
+# The advice for the widest cut among the shipped policies (61-jvm-split.json: "80%" = bucket 7):
+# max_ptes_none = 511 - hi(bucket) (102: THPs of buckets 0..7, <= 409 subpages used, stay split;
+# with the narrower cut 3 alone it was 307)
+WIDE=$(cat /node/policies/*.json | awk 'match($0, /"lowutil_cut": *"?[0-9]+%?/) {
+	s = substr($0, RSTART, RLENGTH); sub(/.*: *"?/, "", s)
+	if (s ~ /%/) { sub(/%/, "", s); b = s / 10 - 1 } else b = s + 0
+	if (b > m) m = b } END { print m + 0 }')
+MPN=$((511 - ((WIDE + 1) * 512 - 1) / 10))
 SVCS="redis memcached python go jvm nodejs"
 R=/host
 fig() { echo "# node-fig $*"; }
@@ -179,6 +186,14 @@ sampler() { # CONF: every 3 s, the node and each service
 		sleep 3
 	done
 }
+# jhist FILE CGPATH: that cgroup's histogram, "BUCKET:THPS/ZERO_SUBPAGES ..." (the PMD size)
+jhist() {
+	awk -v p="\"path\": \"$2\"" '
+		index($0, p) { on = 1; next }
+		on && /"bucket":/ { l = $0; gsub(/[{},"]/, "", l); n = split(l, a, /[ :]+/)
+			for (i = 1; i < n; i++) v[a[i]] = a[i + 1]
+			printf "%s:%s/%s ", v["bucket"], v["thps"], v["zero_subpages"]; if (++k == 10) exit }' "$1"
+}
 # jget FILE CGPATH KEY: KEY of that cgroup's entry in a thpshrink report --json
 jget() {
 	awk -v p="\"path\": \"$2\"" -v k="\"$3\":" '
@@ -261,6 +276,10 @@ run_config() { # CONF
 		fig conf=$conf svc=$v mc=$mc anon=$an file=$fi anon_thp=$th thps=$((th / 2097152)) \
 			report_thps=$(jget $W/report-$conf.json $p thps) lowutil_thps=$(jget $W/report-$conf.json $p lowutil_thps) \
 			waste=$(jget $W/report-$conf.json $p waste_bytes) partial=$(jget $W/report-$conf.json $p partial_unmapped_bytes) rate=$r norm=$rn
+	done
+	for v in $SVCS; do   # BUCKET:THPS/ZERO_SUBPAGES: what each cut would give back
+		h=$(jhist $W/report-$conf.json /system.slice/$v.service)
+		[ -z "$h" ] || echo "# node-hist conf=$conf svc=$v $h"
 	done
 	eval "node_$conf=$total anon_$conf=$tanon"
 	fig conf=$conf svc=node mc=$total anon=$tanon anon_thp=$tthp thps=$((tthp / 2097152))
