@@ -6,8 +6,11 @@
 #   always   THP always
 #   thpsd    THP always + thpshrinkd with the shipped example policies (deploy/policies/*.json,
 #            as shipped: 60-services-split.json enforces on /system.slice/*.service, split,
-#            lowutil_cut 3, min_waste 2M), and the advice applied as an operator would, before
-#            the services start: `thpshrink reclaim --set-max-ptes-none 307` (511 - hi(bucket 3))
+#            lowutil_cut 3, min_waste 2M; 61-jvm-split.json, more specific, on
+#            /system.slice/jvm*.service: the same with lowutil_cut "80%" = bucket 7), and the
+#            advice applied as an operator would, before the services start: `thpshrink reclaim
+#            --set-max-ptes-none 102` (511 - hi(bucket 7), the widest shipped cut: khugepaged
+#            does not rebuild what the JVM's policy splits)
 # The services (Debian's binaries, run in a chroot of the host's /usr shared read-only over
 # virtio-9p; see initramfs.d/node.sh):
 #   redis      redis-server (jemalloc, dirty_decay_ms:0 as in 60-redis): values of 4,000 bytes,
@@ -25,7 +28,7 @@
 # pages) in all three, the same history compressed. The page cache is dropped before each (the
 # services' file pages are charged to whichever cgroup reads them first).
 # Checks: every data check; the node's footprint (sum of the services' memory.current) with
-# thpshrinkd within NODE_TOL % (10) of THP never (whether the 5 % goal was met is printed); each service's throughput >= 0.5 of THP always's
+# thpshrinkd within NODE_TOL % (5, the issue's goal) of THP never; each service's throughput >= 0.5 of THP always's
 # (a collapse guard under TCG: the best of 3, as is or per calibration loop); the node's anon
 # memory within 2 x NODE_TOL %; the daemon exits 0 on SIGTERM.
 # Figures: "# node-fig K=V ..." lines, and "# node-ts CONF SECS BYTES..." every 3 s (the plot);
@@ -57,13 +60,24 @@ ROUNDS=${ROUNDS:-3}
 SETTLE=$(sed -n 's/.*thps\.node_settle=\([0-9]*\).*/\1/p' /proc/cmdline)
 SETTLE=${SETTLE:-20}
 NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
-# The bound CI asserts: 10 % (memory.current) and 20 % (anon). The issue's goal is 5 %: met on
-# 6.12 (95.2 %), missed on 7.3 at this scale (106.0 %, anon 114.4 %: the JVM's zero subpages in
-# THPs more than 40 % used, which the cut keeps); each run says which.
-NODE_TOL=${NODE_TOL:-10}
+# The bound CI asserts: 5 % (memory.current, the issue's goal) and 10 % (anon). With the JVM's
+# cut at 3 as for the other services, 7.3 missed the goal (103.0-106.0 %, anon up to 114.4 %: the
+# JVM, its excess in THPs more than 40 % used, which cut 3 keeps); with 61-jvm-split.json
+# measured 99.2 %, 101.7 % and 99.5 % on 7.3 (anon 102.2 %, 106.0 %, 100.7 %), 100.0 % and
+# 96.6 % on 6.12 (anon 101.3 %, 98.7 %). What is left is mostly G1's and V8's sizing from run to
+# run, not THP (the # node-hist lines: 1-3 MiB of zero subpages left in the JVM's THPs);
+# thps.node_tol=N sets another bound.
+NODE_TOL=${NODE_TOL:-5}
 GOAL=5
 CUT=3
-MPN=$((511 - (4 * 512 - 1) / 10))     # 307: THPs of buckets 0..3 (<= 204 subpages used) stay split
+# The advice for the widest cut among the shipped policies (61-jvm-split.json: "80%" = bucket 7):
+# max_ptes_none = 511 - hi(bucket) (102: THPs of buckets 0..7, <= 409 subpages used, stay split;
+# with the narrower cut 3 alone it was 307)
+WIDE=$(cat /node/policies/*.json | awk 'match($0, /"lowutil_cut": *"?[0-9]+%?/) {
+	s = substr($0, RSTART, RLENGTH); sub(/.*: *"?/, "", s)
+	if (s ~ /%/) { sub(/%/, "", s); b = s / 10 - 1 } else b = s + 0
+	if (b > m) m = b } END { print m + 0 }')
+MPN=$((511 - ((WIDE + 1) * 512 - 1) / 10))
 SVCS="redis memcached python go jvm nodejs"
 R=/host
 fig() { echo "# node-fig $*"; }
@@ -180,6 +194,14 @@ sampler() { # CONF: every 3 s, the node and each service
 		sleep 3
 	done
 }
+# jhist FILE CGPATH: that cgroup's histogram, "BUCKET:THPS/ZERO_SUBPAGES ..." (the PMD size)
+jhist() {
+	awk -v p="\"path\": \"$2\"" '
+		index($0, p) { on = 1; next }
+		on && /"bucket":/ { l = $0; gsub(/[{},"]/, "", l); n = split(l, a, /[ :]+/)
+			for (i = 1; i < n; i++) v[a[i]] = a[i + 1]
+			printf "%s:%s/%s ", v["bucket"], v["thps"], v["zero_subpages"]; if (++k == 10) exit }' "$1"
+}
 # jget FILE CGPATH KEY: KEY of that cgroup's entry in a thpshrink report --json
 jget() {
 	awk -v p="\"path\": \"$2\"" -v k="\"$3\":" '
@@ -262,6 +284,10 @@ run_config() { # CONF
 		fig conf=$conf svc=$v mc=$mc anon=$an file=$fi anon_thp=$th thps=$((th / 2097152)) \
 			report_thps=$(jget $W/report-$conf.json $p thps) lowutil_thps=$(jget $W/report-$conf.json $p lowutil_thps) \
 			waste=$(jget $W/report-$conf.json $p waste_bytes) partial=$(jget $W/report-$conf.json $p partial_unmapped_bytes) rate=$r norm=$rn
+	done
+	for v in $SVCS; do   # BUCKET:THPS/ZERO_SUBPAGES: what each cut would give back
+		h=$(jhist $W/report-$conf.json /system.slice/$v.service)
+		[ -z "$h" ] || echo "# node-hist conf=$conf svc=$v $h"
 	done
 	eval "node_$conf=$total anon_$conf=$tanon"
 	fig conf=$conf svc=node mc=$total anon=$tanon anon_thp=$tthp thps=$((tthp / 2097152))
