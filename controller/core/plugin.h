@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Plugins: const tables of operations, listed in one static table each (plugins.c).
+/* Plugins: const tables of operations, listed in one static table each (plugins/registry.c).
  * No dlopen. */
 #pragma once
 #include <stddef.h>
@@ -17,6 +17,6 @@ struct thps_source_ops {
 		       struct thps_scan *scan);
 };
 
-/* NULL-terminated; defined in plugins.c. */
+/* NULL-terminated; defined in plugins/registry.c. */
 extern const struct thps_source_ops *const thps_sources[];
 const struct thps_source_ops *thps_source_find(const char *name);

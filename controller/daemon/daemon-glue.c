@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's links to the modules it drives (see daemon-glue.h): sources from the plugin
- * table (plugins.c), policies (policy.h), the decision engine (engine.h), and actions through
- * the actuator table (actuator.h). */
+ * table (plugins/registry.c), policies (policy.h), the decision engine (engine.h), and actions
+ * through the actuator table (actuator.h). */
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -150,7 +150,7 @@ size_t dglue_caps_flags(const struct dglue_caps *caps, struct thps_metrics_flag 
 	return n;
 }
 
-/* Every source in the plugin table (plugins.c), in its order. */
+/* Every source in the plugin table (plugins/registry.c), in its order. */
 static const struct thps_source_ops *sources(size_t i)
 {
 	for (size_t j = 0; thps_sources[j]; j++)

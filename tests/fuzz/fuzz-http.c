@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The daemon's HTTP endpoint (controller/http.c): its listen-address parser, and whole
+/* The daemon's HTTP endpoint (controller/daemon/http.c): its listen-address parser, and whole
  * requests sent over loopback to a real server (libmicrohttpd's request parsing, the
  * server's limits and its routing), one connection per input. The server lives for the whole
  * run; a crash or a sanitizer report in its thread fails the target. A response, when there

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The proc connector datagram parser (controller/procev.c): netlink framing, cn_msg lengths and
+/* The proc connector datagram parser (controller/daemon/procev.c): netlink framing, cn_msg lengths and
  * event types straight from the kernel socket. The input is copied to an aligned buffer like
  * the daemon's receive buffer. */
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Registration files (controller/registrations.h): what the daemon reads from
+/* Registration files (controller/core/registrations.h): what the daemon reads from
  * /run/thpshrink/containers. A text that validates must serialize and re-parse to the same
  * registration: the hook writes what the daemon reads, with the same validator. */
 #include <stdlib.h>

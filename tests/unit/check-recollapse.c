@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the split/re-collapse detection (controller/recollapse.c). */
+/* Unit tests of the split/re-collapse detection (controller/daemon/recollapse.c). */
 #include <check.h>
 #include <stdlib.h>
 
