@@ -66,8 +66,11 @@ static char *get(const char *rel)
 }
 
 /* A 6.12-like machine: cgroup "work" with 64 MiB charged, shrink_underused on, mpn 409. */
+static void arena_map(void);
+
 static void setup(void)
 {
+	arena_map();
 	snprintf(root, sizeof(root), "/tmp/check-actuators.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(root));
 	thps_ctx_init_tree(&ctx, root, "cg");
@@ -201,18 +204,24 @@ END_TEST
  * kpageflags) are fakes under the test's proc root. */
 #define PID getpid()
 #define STARTTIME 4242
-#define START 0x40000000ULL
 #define ARENA (8ULL << 20)
 #define PFN 0x1000ULL
 
+/* Where the folios live: a 2 MiB-aligned arena mapped once per process (setup), wherever the
+ * kernel (or valgrind) puts it. */
+static uint64_t arena_start;
+#define START arena_start
+
 static void arena_map(void)
 {
-	void *p = mmap((void *)(uintptr_t)START, ARENA, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	void *p;
 
-	/* unforked runs (valgrind) keep the arena of the test before */
-	ck_assert_msg(p == (void *)(uintptr_t)START || errno == EEXIST, "mmap arena: %s",
-		      strerror(errno));
+	if (arena_start)
+		return; /* unforked runs (valgrind) keep the arena of the test before */
+	p = mmap(NULL, ARENA + (2ULL << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	ck_assert_msg(p != MAP_FAILED, "mmap arena: %s", strerror(errno));
+	arena_start = ((uint64_t)(uintptr_t)p + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 }
 
 /* A folio of nr pages (a THP: 512, an mTHP: fewer) of this process at start mapped from pfn
@@ -223,7 +232,6 @@ static void fake_folio(uint64_t start, uint64_t pfn, unsigned nr, unsigned used)
 	uint64_t tail = (1ULL << 22) | (1ULL << 16) | (1ULL << 12);
 	char rel[64], stat[128];
 
-	arena_map();
 	snprintf(rel, sizeof(rel), "proc/%d/stat", (int)getpid());
 	snprintf(stat, sizeof(stat), "%d (blo) at) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n",
 		 (int)getpid());
