@@ -45,10 +45,10 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		     uint32_t *ret_utilized, char *why, size_t size)
 {
 	_cleanup_close_ int pm = -1, kf = -1;
-	_cleanup_free_ uint64_t *e = NULL;
+	_cleanup_free_ uint64_t *e = NULL, *fl = NULL;
 	struct thps_reader rd;
 	char path[PATH_MAX], rel[64];
-	uint64_t st, flags, bytes;
+	uint64_t st, bytes;
 	uint32_t nr = thps_range_pages(r, g);
 	uint64_t len = (uint64_t)nr * g->page_size;
 	unsigned b, used = 0;
@@ -95,36 +95,30 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 				 (unsigned long long)r->start, (unsigned long long)r->pfn);
 			return 0;
 		}
+	/* One read of the folio's flags: the head must still be a THP head and the next PFNs its
+	 * tails (a folio of the same head PFN but another size, e.g. split to a smaller order
+	 * meanwhile, is not this one). */
 	kf = open_proc(ctx, "kpageflags", path, sizeof(path));
 	if (kf < 0)
 		return kf;
-	k = pread_full(kf, &flags, sizeof(flags), r->pfn * sizeof(flags));
+	fl = calloc(nr, sizeof(*fl));
+	if (!fl)
+		return -ENOMEM;
+	k = pread_full(kf, fl, nr * sizeof(*fl), r->pfn * sizeof(*fl));
 	if (k < 0)
 		return k;
-	if ((flags & (THPS_KPF(THP) | THPS_KPF(COMPOUND_HEAD))) !=
+	if ((fl[0] & (THPS_KPF(THP) | THPS_KPF(COMPOUND_HEAD))) !=
 	    (THPS_KPF(THP) | THPS_KPF(COMPOUND_HEAD))) {
 		snprintf(why, size, "PFN 0x%llx is no longer a THP head",
 			 (unsigned long long)r->pfn);
 		return 0;
 	}
-	/* the folio size: the head's next PFNs must still be its tails (a folio of the same
-	 * head PFN but another size, e.g. split to a smaller order meanwhile, is not this one) */
-	if (nr > 1) {
-		_cleanup_free_ uint64_t *fl = calloc(nr, sizeof(*fl));
-
-		if (!fl)
-			return -ENOMEM;
-		k = pread_full(kf, fl, nr * sizeof(*fl), r->pfn * sizeof(*fl));
-		if (k < 0)
-			return k;
-		for (uint32_t i = 1; i < nr; i++)
-			if (!(fl[i] & THPS_KPF(COMPOUND_TAIL)) ||
-			    (fl[i] & THPS_KPF(COMPOUND_HEAD))) {
-				snprintf(why, size, "PFN 0x%llx is no longer a folio of %u pages",
-					 (unsigned long long)r->pfn, nr);
-				return 0;
-			}
-	}
+	for (uint32_t i = 1; i < nr; i++)
+		if (!(fl[i] & THPS_KPF(COMPOUND_TAIL)) || (fl[i] & THPS_KPF(COMPOUND_HEAD))) {
+			snprintf(why, size, "PFN 0x%llx is no longer a folio of %u pages",
+				 (unsigned long long)r->pfn, nr);
+			return 0;
+		}
 	/* Recount with the scanner's reader and count (zero.h): the THP may have filled up since
 	 * the scan, and it is split on the same count as the one that selected it. */
 	k = thps_reader_init(&rd, THPS_READER_CHUNK_DEFAULT, g->page_size);
