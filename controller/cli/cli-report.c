@@ -14,6 +14,7 @@
 #include "log.h"
 #include "macro.h"
 #include "plugin.h"
+#include "probe.h"
 #include "report-json.h"
 #include "report-text.h"
 #include "report.h"
@@ -146,23 +147,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 /* Reads the bracketed word of transparent_hugepage/enabled into buf. Returns 0 or -errno. */
 static int read_thp_mode(const struct thps_ctx *ctx, char *buf, size_t size)
 {
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX];
-	const char *lb, *rb;
-	int r;
-
-	r = thps_path(path, sizeof(path), ctx->sys_root, "kernel/mm/transparent_hugepage/enabled");
-	if (r < 0)
-		return r;
-	r = read_file_bounded(path, 256, &text, NULL);
-	if (r < 0)
-		return r;
-	lb = strchr(text, '[');
-	rb = lb ? strchr(lb, ']') : NULL;
-	if (!rb || (size_t)(rb - lb - 1) >= size)
-		return -EINVAL;
-	snprintf(buf, size, "%.*s", (int)(rb - lb - 1), lb + 1);
-	return 0;
+	return thps_read_bracketed(ctx->sys_root, "kernel/mm/transparent_hugepage/enabled", buf,
+				   size);
 }
 
 /* The scanner reads these three; say which one is missing and what to do about it. */

@@ -37,13 +37,7 @@ struct canary {
 /* The bracketed word of a mode file; "" when unreadable. */
 static void read_mode(const char *dir, const char *rel, char *buf, size_t size)
 {
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX];
-
-	buf[0] = '\0';
-	if (thps_path(path, sizeof(path), dir, "%s", rel) < 0 ||
-	    read_file_bounded(path, 256, &text, NULL) < 0 ||
-	    thps_parse_bracketed(text, buf, size) < 0)
+	if (thps_read_bracketed(dir, rel, buf, size) < 0)
 		buf[0] = '\0';
 }
 

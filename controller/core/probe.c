@@ -61,6 +61,17 @@ int thps_parse_bracketed(const char *text, char *ret, size_t size)
 	return 0;
 }
 
+int thps_read_bracketed(const char *root, const char *rel, char *ret, size_t size)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = read_file_at(256, &text, root, "%s", rel);
+	if (r < 0)
+		return r;
+	return thps_parse_bracketed(text, ret, size);
+}
+
 /* Is word a whole space-separated token of text? */
 static bool has_word(const char *text, const char *word)
 {
@@ -197,17 +208,9 @@ static void gather_thp(const struct thps_ctx *ctx, struct thps_probe *p)
 	uint64_t v;
 
 	snprintf(rel, sizeof(rel), "%senabled", base);
-	{
-		_cleanup_free_ char *t = NULL;
-		if (read_small(ctx->sys_root, rel, &t) == 0)
-			(void)thps_parse_bracketed(t, p->thp_enabled, sizeof(p->thp_enabled));
-	}
+	(void)thps_read_bracketed(ctx->sys_root, rel, p->thp_enabled, sizeof(p->thp_enabled));
 	snprintf(rel, sizeof(rel), "%sdefrag", base);
-	{
-		_cleanup_free_ char *t = NULL;
-		if (read_small(ctx->sys_root, rel, &t) == 0)
-			(void)thps_parse_bracketed(t, p->thp_defrag, sizeof(p->thp_defrag));
-	}
+	(void)thps_read_bracketed(ctx->sys_root, rel, p->thp_defrag, sizeof(p->thp_defrag));
 	snprintf(rel, sizeof(rel), "%sshrink_underused", base);
 	{
 		_cleanup_free_ char *t = NULL;

@@ -94,6 +94,9 @@ int thps_parse_kernel_release(const char *release, int *ret_major, int *ret_mino
  * Returns 0, -EINVAL when there is no single bracketed word, -ENAMETOOLONG if it is longer
  * than size-1. */
 int thps_parse_bracketed(const char *text, char *ret, size_t size);
+/* Reads root/rel (a THP mode file) and parses its bracketed choice into ret. Returns 0, the
+ * read's -errno (-ENOENT: no such knob), or thps_parse_bracketed's. */
+int thps_read_bracketed(const char *root, const char *rel, char *ret, size_t size);
 
 bool thps_probe_split_frees(const struct thps_probe *p);
 const struct thps_finding *thps_probe_finding(const struct thps_probe *p, const char *key);

@@ -8,26 +8,7 @@
 #include "fileio.h"
 #include "folios.h"
 #include "macro.h"
-
-/* The bracketed word of a THP mode file ("always [madvise] never" -> "madvise"), copied
- * into buf. Returns 0 or -errno / -EINVAL. */
-static int read_mode(const char *path, char *buf, size_t size)
-{
-	_cleanup_free_ char *text = NULL;
-	const char *a, *b;
-	int r;
-
-	r = read_file_bounded(path, 256, &text, NULL);
-	if (r < 0)
-		return r;
-	a = strchr(text, '[');
-	b = a ? strchr(a, ']') : NULL;
-	if (!b || (size_t)(b - a - 1) >= size)
-		return -EINVAL;
-	memcpy(buf, a + 1, b - a - 1);
-	buf[b - a - 1] = '\0';
-	return 0;
-}
+#include "probe.h"
 
 /* A size that is "never" now may still have anonymous folios made while it was enabled: its
  * stats/nr_anon (Linux 6.11+) counts them; where only stats/anon_fault_alloc exists (6.9,
@@ -48,7 +29,7 @@ static bool size_has_folios(const char *dir, const char *size_dir)
 
 uint32_t thps_anon_folio_min_pages(const struct thps_ctx *ctx, const struct thps_geometry *g)
 {
-	char dir[PATH_MAX], path[PATH_MAX], top[32], mode[32];
+	char dir[PATH_MAX], rel[NAME_MAX + 16], top[32], mode[32];
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	uint32_t min = g->subpages;
@@ -57,9 +38,7 @@ uint32_t thps_anon_folio_min_pages(const struct thps_ctx *ctx, const struct thps
 
 	if (thps_path(dir, sizeof(dir), ctx->sys_root, "kernel/mm/transparent_hugepage") < 0)
 		return 4;
-	if (thps_path(path, sizeof(path), dir, "enabled") < 0)
-		return 4;
-	top_ok = read_mode(path, top, sizeof(top)) == 0;
+	top_ok = thps_read_bracketed(dir, "enabled", top, sizeof(top)) == 0;
 	d = opendir(dir);
 	if (!d)
 		return min; /* no THP support at all: only what a PMD could map */
@@ -77,9 +56,8 @@ uint32_t thps_anon_folio_min_pages(const struct thps_ctx *ctx, const struct thps
 		pages = (uint64_t)kib * 1024 / g->page_size;
 		if (pages < 2 || pages >= min || (pages & (pages - 1)))
 			continue;
-		if (thps_path(path, sizeof(path), dir, "%s/enabled", de->d_name) < 0)
-			return 4;
-		r = read_mode(path, mode, sizeof(mode));
+		snprintf(rel, sizeof(rel), "%s/enabled", de->d_name);
+		r = thps_read_bracketed(dir, rel, mode, sizeof(mode));
 		if (r == -ENOENT)
 			continue; /* a size only file/shmem folios use: no anonymous knob */
 		if (r < 0)
@@ -105,7 +83,7 @@ static int cmp_u64(const void *a, const void *b)
 int thps_mthp_modes(const struct thps_ctx *ctx, const struct thps_geometry *g, char *buf,
 		    size_t size)
 {
-	char dir[PATH_MAX], path[PATH_MAX], top[32] = "", mode[32];
+	char dir[PATH_MAX], rel[64], top[32] = "", mode[32];
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	uint64_t kibs[64];
@@ -117,8 +95,7 @@ int thps_mthp_modes(const struct thps_ctx *ctx, const struct thps_geometry *g, c
 	r = thps_path(dir, sizeof(dir), ctx->sys_root, "kernel/mm/transparent_hugepage");
 	if (r < 0)
 		return r;
-	if (thps_path(path, sizeof(path), dir, "enabled") < 0 ||
-	    read_mode(path, top, sizeof(top)) < 0)
+	if (thps_read_bracketed(dir, "enabled", top, sizeof(top)) < 0)
 		strcpy(top, "?");
 	d = opendir(dir);
 	if (!d)
@@ -138,10 +115,8 @@ int thps_mthp_modes(const struct thps_ctx *ctx, const struct thps_geometry *g, c
 	}
 	qsort(kibs, n, sizeof(kibs[0]), cmp_u64);
 	for (size_t i = 0; i < n; i++) {
-		if (thps_path(path, sizeof(path), dir, "hugepages-%llukB/enabled",
-			      (unsigned long long)kibs[i]) < 0)
-			continue;
-		r = read_mode(path, mode, sizeof(mode));
+		snprintf(rel, sizeof(rel), "hugepages-%llukB/enabled", (unsigned long long)kibs[i]);
+		r = thps_read_bracketed(dir, rel, mode, sizeof(mode));
 		if (r < 0)
 			continue; /* no anonymous knob for this size */
 		if (strcmp(mode, "inherit") == 0)
