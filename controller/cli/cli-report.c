@@ -144,13 +144,6 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	return 1;
 }
 
-/* Reads the bracketed word of transparent_hugepage/enabled into buf. Returns 0 or -errno. */
-static int read_thp_mode(const struct thps_ctx *ctx, char *buf, size_t size)
-{
-	return thps_read_bracketed(ctx->sys_root, "kernel/mm/transparent_hugepage/enabled", buf,
-				   size);
-}
-
 /* The scanner reads these three; say which one is missing and what to do about it. */
 static int check_scanner_files(const struct thps_ctx *ctx)
 {
@@ -313,7 +306,9 @@ int thps_cli_report(int argc, char **argv)
 		return 1;
 
 	n_st = thps_report_probe_sources(&ctx, thps_sources, st, ELEMENTSOF(st));
-	ro.thp_mode = read_thp_mode(&ctx, mode, sizeof(mode)) >= 0 ? mode : NULL;
+	if (thps_read_bracketed(ctx.sys_root, "kernel/mm/transparent_hugepage/enabled", mode,
+				sizeof(mode)) >= 0)
+		ro.thp_mode = mode;
 	/* named only where some size below the PMD's is enabled: with every one "never" the
 	 * THP mode alone says what the kernel allocates */
 	if (thps_mthp_modes(&ctx, &geom, mthp, sizeof(mthp)) > 0)

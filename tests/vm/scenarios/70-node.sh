@@ -68,9 +68,10 @@ NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # without it the same JVM's anon ranged 91.6-109.0 MiB on the host, 66.3-72.0 with it) and V8
 # sizes for memory (--optimize-for-size; Node.js's anon after a full collection 48.9-68.6 MiB on
 # the host without it, 15.7-17.8 with it). Measured with them: 93.2 %, 93.7 % (6.12), 92.1 % (7.3),
-# anon 107.5 %, 98.9 %, 102.7 %; G1 still moves the JVM's anon by up to 15 MiB between runs. Before them, with the shipped policies, CI measured 105.8 % (anon 111.5 %) on
-# 6.12, the JVM +17 MiB anon over THP never with 2.3 MiB of zero subpages left in its THPs: the
-# collectors' sizing, not THP.
+# anon 107.5 %, 98.9 %, 102.7 %; G1 still moves the JVM's anon by up to 15 MiB between runs.
+# Before them, with the shipped policies, CI measured 105.8 % (anon 111.5 %) on 6.12, the JVM
+# +17 MiB anon over THP never with 2.3 MiB of zero subpages left in its THPs: the collectors'
+# sizing, not THP.
 NODE_TOL=${NODE_TOL:-5}
 GOAL=5
 CUT=3
@@ -295,7 +296,7 @@ run_config() { # CONF
 	done
 	for v in jvm go nodejs; do   # where each runtime's anonymous memory sits: its largest mappings
 		for _p in $(cat $(cg_of $v)/cgroup.procs); do
-			awk -v c=$conf -v v=$v '/^[0-9a-f]+-[0-9a-f]+ / { n++; split($1, r, "-"); nm[n] = $6 ($6 == "" ? "-" : ""); pm[n] = $2 }
+			awk -v c=$conf -v v=$v '/^[0-9a-f]+-[0-9a-f]+ / { n++; pm[n] = $2; nm[n] = NF >= 6 ? $6 : "-" }
 				/^Size:/ { sz[n] = $2 } /^Anonymous:/ { an[n] = $2 } /^AnonHugePages:/ { ah[n] = $2 }
 				END { for (i = 1; i <= n; i++) if (an[i] >= 1024) printf "# node-smaps conf=%s svc=%s size_kb=%d anon_kb=%d thp_kb=%d %s %s\n", c, v, sz[i], an[i], ah[i], pm[i], nm[i] }' /proc/$_p/smaps 2>/dev/null
 		done
