@@ -8,10 +8,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "context.h"
 #include "scan.h"
 #include "thp.h"
+
+/* How the split actuator splits a folio. */
+enum thps_split_mech {
+	THPS_SPLIT_MECH_AUTO = 0, /* process_madvise where allowed, else debugfs */
+	THPS_SPLIT_MECH_PMADVISE, /* process_madvise(MADV_COLD) on one page: no debugfs */
+	THPS_SPLIT_MECH_DEBUGFS,  /* debugfs split_huge_pages: refused under lockdown */
+	THPS_SPLIT_MECH_NONE,
+};
+const char *thps_split_mech_name(enum thps_split_mech m);
+struct thps_ctx;
+/* How this process would split, given want (AUTO: process_madvise where it may advise others,
+ * else debugfs where split_huge_pages is writable). why says why, and for debugfs why not
+ * process_madvise. Never fails: THPS_SPLIT_MECH_NONE when neither works. */
+enum thps_split_mech thps_split_mechanism(const struct thps_ctx *ctx, enum thps_split_mech want,
+					  char *why, size_t size);
 
 /* What to act on. cgroup is relative to ctx->cgroup_root ("/" is the root). */
 struct thps_act_request {
@@ -22,12 +38,22 @@ struct thps_act_request {
 	size_t n_ranges;
 	unsigned lowutil_max_bucket; /* split: a THP above this bucket is never split */
 	uint64_t max_bytes;	     /* split: stop once this much waste was targeted; 0 = no cap */
+	pid_t pid;		     /* split: one process (thpshrink reclaim --pid); cgroup may be
+				      * NULL then, and the process's RssAnon is measured */
+	enum thps_split_mech mech;   /* split: how; AUTO decides by what this process may do */
+	int zero_freed;		     /* split: a split frees zero subpages: 1 yes, -1 no (as
+				      * measured), 0 ask the kernel probe */
+	bool cold_whole;	     /* split: after the split, MADV_COLD the whole range too */
 };
 
 /* Figures of one cgroup and the machine, read around an action. UINT64_MAX = not available. */
 struct thps_act_snapshot {
 	uint64_t memory_current;
 	uint64_t anon_thp;
+	uint64_t anon; /* memory.stat anon: what "given back" is measured by */
+	uint64_t file; /* memory.stat file: the page cache an action must spare */
+	uint64_t workingset_refault_file; /* file pages read again after their eviction */
+	uint64_t rss_anon;		  /* RssAnon of req->pid, when acting on one process */
 	struct thps_vmstat vmstat;
 };
 
@@ -37,8 +63,12 @@ struct thps_act_result {
 	uint64_t asked_bytes; /* reclaim: written to memory.reclaim; split: waste targeted */
 	int write_status;     /* reclaim: 0 or -errno of the write (-EAGAIN = partial) */
 	uint64_t ranges_split;
-	uint64_t ranges_skipped; /* changed since the scan, gone, or no longer low-util */
-	uint64_t ranges_failed;	 /* the kernel refused the split */
+	uint64_t ranges_skipped;	/* changed since the scan, gone, or no longer low-util */
+	uint64_t ranges_failed;		/* the kernel refused the split */
+	uint64_t ranges_kernel_skipped; /* advised, but the kernel left it whole: shared by a
+					 * fork, or its lock was busy (retried once) */
+	uint64_t partial_split;		/* of ranges_split: partially mapped folios */
+	const char *mechanism;		/* split: "process_madvise" or "debugfs" */
 	struct thps_act_snapshot before, after;
 	char note[512]; /* what the operator should know; "" if nothing */
 };
@@ -72,6 +102,16 @@ uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_by
  * cannot be read. */
 int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup,
 		      struct thps_act_snapshot *ret);
+/* The same for cgroup (NULL: none) and the RssAnon of pid (0: none). Returns 0, or -errno when
+ * neither can be read. */
+int thps_act_snapshot_of(const struct thps_ctx *ctx, const char *cgroup, pid_t pid,
+			 struct thps_act_snapshot *ret);
+/* What an action gave back, by memory.stat anon (RssAnon for one process): never page cache.
+ * 0 when not measured or when it grew. */
+uint64_t thps_act_given_back(const struct thps_act_result *res);
+/* Page cache the action cost the cgroup: file bytes before minus after (0 if it grew or is
+ * unknown). */
+uint64_t thps_act_file_lost(const struct thps_act_result *res);
 /* Parses the split counters out of /proc/vmstat text; absent ones are UINT64_MAX. */
 
 /* Whether splitting a THP frees its zero subpages on this kernel: upstream >= 6.12 remaps them
@@ -94,6 +134,16 @@ int thps_reclaim_frees_zero_subpages(const struct thps_ctx *ctx, const struct th
 int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		     const struct thps_thp_range *r, unsigned lowutil_max_bucket,
 		     uint32_t *ret_utilized, char *why, size_t size);
+/* The same for a partially mapped folio (r->mapped > 0): same process, the page at
+ * r->advise_page still maps the folio's PFN, the folio is still a large anonymous folio of its
+ * size and still not wholly mapped there. Returns 1, 0 (why says why) or -errno. */
+int thps_partial_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
+			 const struct thps_thp_range *r, char *why, size_t size);
+/* After advice: is the folio at head PFN pfn of pages pages still whole? Returns 1 (the kernel
+ * left it: ret_shared tells whether more than one mapping holds it), 0 (split or freed), or
+ * -errno. */
+int thps_folio_still_whole(const struct thps_ctx *ctx, uint64_t pfn, uint32_t pages,
+			   bool *ret_shared);
 
 /* khugepaged/max_ptes_none, the knob that decides both what the underused-THP shrinker
  * splits and what khugepaged re-collapses. It is global: changing it is always an explicit

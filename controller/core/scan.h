@@ -94,6 +94,11 @@ struct thps_thp_range {
 	uint64_t ino;		/* memcg */
 	uint32_t utilized;
 	uint32_t pages; /* folio size in pages; 0 = the PMD size (geometry subpages) */
+	/* A partially mapped folio (record_partial): mapped > 0 pages of it are mapped (by any
+	 * process), and pid maps page advise_page of it at start + advise_page × page size, where
+	 * one page of advice splits the folio. 0 for a whole folio. */
+	uint32_t mapped;
+	uint32_t advise_page;
 };
 /* A range's folio size in pages. */
 static inline uint32_t thps_range_pages(const struct thps_thp_range *r,
@@ -110,6 +115,7 @@ struct thps_scan_opts {
 	uint64_t max_thps_per_sec;   /* 0 = unlimited */
 	unsigned lowutil_max_bucket; /* low-util cut, default 0 (the RFC's bucket 0) */
 	bool record_ranges;	     /* keep thps_thp_range for low-util THPs */
+	bool record_partial;	     /* ... and for partially mapped folios (range.mapped > 0) */
 	unsigned record_max_bucket;  /* ... also up to this bucket (a policy's wider cut) */
 	/* The daemon's memo of what earlier passes read (memo.h); NULL: read every folio, exact
 	 * (the CLI). Counts at or below memo_exact_max_per512 (of 512 subpages, scaled to each

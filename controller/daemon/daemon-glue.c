@@ -121,6 +121,8 @@ void dglue_probe(const struct thps_ctx *ctx, struct dglue_caps *ret)
 	ret->cgroup2_memory = p->cgroup_version == 2 && p->v2_memory;
 	ret->memory_reclaim = p->have_memory_reclaim;
 	ret->split_huge_pages = p->have_split_file;
+	ret->split_mech =
+	    thps_split_mechanism(ctx, THPS_SPLIT_MECH_AUTO, ret->split_why, sizeof(ret->split_why));
 	ret->thp_utilization = p->have_thp_utilization;
 	ret->pagemap = p->have_pagemap;
 	ret->kpageflags = p->have_kpageflags;
@@ -139,6 +141,7 @@ size_t dglue_caps_flags(const struct dglue_caps *caps, struct thps_metrics_flag 
 	const struct thps_metrics_flag all[] = {
 	    {"cgroup2_memory", caps->cgroup2_memory},
 	    {"debugfs_split_huge_pages", caps->split_huge_pages},
+	    {"process_madvise", caps->split_mech == THPS_SPLIT_MECH_PMADVISE},
 	    {"debugfs_thp_utilization", caps->thp_utilization},
 	    {"kpageflags", caps->kpageflags},
 	    {"memory_reclaim", caps->memory_reclaim},
@@ -330,6 +333,23 @@ static void merge_results(const struct thps_act_result *split, const struct thps
 	*ret = m;
 }
 
+/* Whether a cgroup's range goes to its split: its sparse folios by the policy's cut and sizes,
+ * and, where splits go through process_madvise, its partially mapped folios too. */
+static bool range_for_split(const struct thps_scan *scan, const struct thps_thp_range *t,
+			    const struct thps_cgroup_stats *c, const struct dglue_decision *d,
+			    bool partials)
+{
+	uint32_t pages = thps_range_pages(t, &scan->geom);
+
+	if (t->ino != c->ino)
+		return false;
+	if (d->sizes_mask && !(d->sizes_mask & (UINT32_C(1) << thps_folio_order(pages))))
+		return false;
+	if (t->mapped)
+		return partials;
+	return thps_bucket_n(pages, t->utilized) <= d->lowutil_max_bucket;
+}
+
 int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
 	      struct dglue_result *ret)
@@ -341,10 +361,14 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	    .amount_bytes = d->amount,
 	    .max_bytes = d->amount,
 	    .lowutil_max_bucket = d->lowutil_max_bucket,
+	    .mech = d->split_mech,
 	};
 	struct thps_act_result res, partial;
 	_cleanup_free_ struct thps_thp_range *ranges = NULL;
 	bool split = d->action == DGLUE_ACT_SPLIT;
+	/* process_madvise reaches partially mapped folios exactly; debugfs cannot (the scanner's
+	 * mapped ranges miss the unmapped part), so there memory.reclaim takes them */
+	bool exact = d->split_mech == THPS_SPLIT_MECH_PMADVISE;
 	uint64_t page = scan->geom.page_size ? scan->geom.page_size : 4096, partial_bytes;
 	size_t n = 0;
 	int r;
@@ -355,18 +379,13 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	if (!c->path || !strcmp(c->path, "/"))
 		return -EINVAL;
 	if (split && scan->n_ranges) {
-		/* Only this cgroup's THPs that are low-util by its policy's cut, as the scanner saw
-		 * them (it records up to the widest cut of all split policies). */
+		/* Only this cgroup's folios, as the scanner saw them (it records up to the widest
+		 * cut of all split policies). */
 		ranges = calloc(scan->n_ranges, sizeof(*ranges));
 		if (!ranges)
 			return -ENOMEM;
 		for (size_t i = 0; i < scan->n_ranges; i++)
-			if (scan->ranges[i].ino == c->ino &&
-			    (!d->sizes_mask ||
-			     (d->sizes_mask & (UINT32_C(1) << thps_folio_order(thps_range_pages(
-						   &scan->ranges[i], &scan->geom))))) &&
-			    thps_bucket_n(thps_range_pages(&scan->ranges[i], &scan->geom),
-					  scan->ranges[i].utilized) <= d->lowutil_max_bucket)
+			if (range_for_split(scan, &scan->ranges[i], c, d, exact))
 				ranges[n++] = scan->ranges[i];
 		req.ranges = ranges;
 		req.n_ranges = n;
@@ -385,7 +404,7 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	}
 	if (r < 0)
 		return r;
-	partial_bytes = d->amount > res.asked_bytes
+	partial_bytes = !exact && d->amount > res.asked_bytes
 			    ? MIN(c->partial_unmapped_bytes, d->amount - res.asked_bytes)
 			    : 0;
 	partial_bytes -= partial_bytes % page;
@@ -397,9 +416,9 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 		merge_results(&res, &partial, &res);
 	}
 	ret->requested = res.asked_bytes;
-	if (res.before.memory_current != UINT64_MAX && res.after.memory_current != UINT64_MAX &&
-	    res.before.memory_current > res.after.memory_current)
-		ret->given_back = res.before.memory_current - res.after.memory_current;
+	ret->given_back = thps_act_given_back(&res);
+	ret->file_lost = thps_act_file_lost(&res);
+	ret->mechanism = res.mechanism;
 	snprintf(ret->note, sizeof(ret->note), "%s", res.note);
 	return res.acted ? 0 : -ECANCELED;
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "actuator.h"
 #include "context.h"
 #include "metrics.h"
 #include "scan.h"
@@ -53,12 +54,15 @@ struct dglue_decision {
 	uint64_t waste_bytes, lowutil_thps; /* at the policy's low-util cut */
 	unsigned lowutil_max_bucket;	    /* the policy's low-util cut */
 	uint32_t sizes_mask;		    /* the policy's folio sizes, 0 = every size */
+	enum thps_split_mech split_mech;    /* how a split splits (the daemon's probe) */
 };
 
 struct dglue_caps {
 	bool cgroup2_memory;
 	bool memory_reclaim;
 	bool split_huge_pages;
+	enum thps_split_mech split_mech; /* process_madvise, else debugfs, else none */
+	char split_why[256];		 /* ... and why */
 	bool thp_utilization;
 	bool pagemap;
 	bool kpageflags;
@@ -88,8 +92,10 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 
 struct dglue_result {
 	uint64_t requested;
-	uint64_t given_back; /* memory.current before - after */
-	char note[512];	     /* the actuator's word for the operator, "" if none */
+	uint64_t given_back;   /* memory.stat anon before - after: never page cache */
+	uint64_t file_lost;    /* memory.stat file before - after: what it cost the page cache */
+	const char *mechanism; /* split: "process_madvise" or "debugfs"; NULL otherwise */
+	char note[512];	       /* the actuator's word for the operator, "" if none */
 };
 
 struct dglue_result;

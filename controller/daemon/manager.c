@@ -388,6 +388,7 @@ static void probe_kernel(struct manager *m)
 		 m->caps.cgroup2_memory ? "yes" : "no", m->caps.memory_reclaim ? "yes" : "no",
 		 m->caps.split_huge_pages ? "yes" : "no", m->caps.thp_utilization ? "yes" : "no",
 		 m->caps.pagemap ? "yes" : "no", m->caps.kpageflags ? "yes" : "no");
+	log_info("Splits: %s: %s", thps_split_mech_name(m->caps.split_mech), m->caps.split_why);
 	log_info("Sources: %s", dglue_sources_description());
 	measure_at_start(&m->ctx, &m->geom);
 	m->observe_only = m->o.dry_run;

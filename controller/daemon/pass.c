@@ -172,6 +172,7 @@ static void decide_and_act(struct manager *m, time_t now)
 			count_decision(m, "failed");
 			continue;
 		}
+		d.split_mech = m->caps.split_mech;
 		count_decision(m, d.dry ? "observe_only" : d.rule);
 		if (rebuilt)
 			log_recollapse(m, c->path, rebuilt, d.lowutil_max_bucket);
@@ -195,10 +196,14 @@ static void decide_and_act(struct manager *m, time_t now)
 				    c->path, dglue_action_name(d.action), d.amount,
 				    res.note[0] ? ": " : "", res.note);
 			} else if (a != DGLUE_ACT_OBSERVE) {
-				log_info("cgroup '%s': %s asked %" PRIu64
-					 " bytes, gave back %" PRIu64 "%s%s",
-					 c->path, dglue_action_name(d.action), res.requested,
-					 res.given_back, res.note[0] ? ": " : "", res.note);
+				log_info("cgroup '%s': %s%s%s%s asked %" PRIu64
+					 " bytes, gave back %" PRIu64 " (anon), page cache %" PRIu64
+					 " bytes lost%s%s",
+					 c->path, dglue_action_name(d.action),
+					 res.mechanism ? " (" : "",
+					 res.mechanism ? res.mechanism : "",
+					 res.mechanism ? ")" : "", res.requested, res.given_back,
+					 res.file_lost, res.note[0] ? ": " : "", res.note);
 				snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB",
 					 dglue_action_name(d.action), c->path,
 					 res.given_back / 1048576.0);
@@ -241,10 +246,11 @@ struct scan_job *scan_job_new(struct manager *m)
 	if (!j)
 		return NULL;
 	j->ctx = m->ctx;
-	j->opts =
-	    (struct thps_scan_opts){.max_thps_per_sec = m->o.max_thps_per_sec,
-				    .record_ranges = !m->observe_only,
-				    .record_max_bucket = dglue_policies_max_split_cut(m->policies)};
+	j->opts = (struct thps_scan_opts){
+	    .max_thps_per_sec = m->o.max_thps_per_sec,
+	    .record_ranges = !m->observe_only,
+	    .record_partial = !m->observe_only && m->caps.split_mech == THPS_SPLIT_MECH_PMADVISE,
+	    .record_max_bucket = dglue_policies_max_split_cut(m->policies)};
 	if (m->o.cgroup) {
 		snprintf(j->cgroup, sizeof(j->cgroup), "%s", m->o.cgroup);
 		j->opts.cgroup = j->cgroup;

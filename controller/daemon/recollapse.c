@@ -18,8 +18,10 @@ int thps_recollapse_add(struct thps_recollapse *rc, const struct thps_thp_range 
 	size_t k = 0, max = bound(rc), keep;
 	struct thps_split_mark *v;
 
+	/* partially mapped folios are split for their unmapped part: khugepaged rebuilding their
+	 * range is no undoing of that */
 	for (size_t i = 0; i < n; i++)
-		k += r[i].ino == ino;
+		k += r[i].ino == ino && !r[i].mapped;
 	if (k == 0)
 		return 0;
 	if (!rc->v) {
@@ -33,7 +35,7 @@ int thps_recollapse_add(struct thps_recollapse *rc, const struct thps_thp_range 
 	memmove(rc->v, rc->v + (rc->n - keep), keep * sizeof(*rc->v));
 	rc->n = keep;
 	for (size_t i = 0, seen = 0; i < n; i++) {
-		if (r[i].ino != ino)
+		if (r[i].ino != ino || r[i].mapped)
 			continue;
 		if (k > max && seen++ < k - max)
 			continue;
@@ -51,7 +53,7 @@ size_t thps_recollapse_match(struct thps_recollapse *rc, const struct thps_thp_r
 	size_t count = 0;
 
 	for (size_t i = 0; i < n && rc->n; i++) {
-		if (r[i].ino != ino)
+		if (r[i].ino != ino || r[i].mapped)
 			continue;
 		for (size_t j = 0; j < rc->n; j++) {
 			struct thps_split_mark *s = &rc->v[j];

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,26 +45,96 @@ uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_by
 	return a;
 }
 
-int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup, struct thps_act_snapshot *ret)
+const char *thps_split_mech_name(enum thps_split_mech m)
+{
+	switch (m) {
+	case THPS_SPLIT_MECH_PMADVISE:
+		return "process_madvise";
+	case THPS_SPLIT_MECH_DEBUGFS:
+		return "debugfs";
+	case THPS_SPLIT_MECH_NONE:
+		return "none";
+	default:
+		return "auto";
+	}
+}
+
+static int rss_anon(const struct thps_ctx *ctx, pid_t pid, uint64_t *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *p;
+	int r;
+
+	r = read_file_at(1 << 16, &text, ctx->proc_root, "%d/status", (int)pid);
+	if (r < 0)
+		return r;
+	p = strstr(text, "\nRssAnon:");
+	if (!p)
+		return -ENODATA;
+	*ret = strtoull(p + 9, NULL, 10) * 1024;
+	return 0;
+}
+
+int thps_act_snapshot_of(const struct thps_ctx *ctx, const char *cgroup, pid_t pid,
+			 struct thps_act_snapshot *ret)
 {
 	struct thps_act_snapshot s;
 	_cleanup_free_ char *stat = NULL;
 	char path[PATH_MAX];
-	int r;
+	int r = -ENOENT, rp = -ENOENT;
 
 	memset(&s, 0xff, sizeof(s));
-	r = thps_path(path, sizeof(path), ctx->cgroup_root, "%s/memory.current", cgroup);
-	if (r < 0)
-		return r;
-	r = read_u64_file(path, &s.memory_current);
-	if (r < 0)
-		return r;
-	if (read_file_at(1 << 16, &stat, ctx->cgroup_root, "%s/memory.stat", cgroup) == 0 &&
-	    find_keyed_u64(stat, "anon_thp", &s.anon_thp) < 0)
-		s.anon_thp = UINT64_MAX;
+	if (cgroup) {
+		r = thps_path(path, sizeof(path), ctx->cgroup_root, "%s/memory.current", cgroup);
+		if (r < 0)
+			return r;
+		r = read_u64_file(path, &s.memory_current);
+		if (r == 0 &&
+		    read_file_at(1 << 16, &stat, ctx->cgroup_root, "%s/memory.stat", cgroup) == 0) {
+			if (find_keyed_u64(stat, "anon_thp", &s.anon_thp) < 0)
+				s.anon_thp = UINT64_MAX;
+			if (find_keyed_u64(stat, "anon", &s.anon) < 0)
+				s.anon = UINT64_MAX;
+			if (find_keyed_u64(stat, "file", &s.file) < 0)
+				s.file = UINT64_MAX;
+			if (find_keyed_u64(stat, "workingset_refault_file",
+					   &s.workingset_refault_file) < 0)
+				s.workingset_refault_file = UINT64_MAX;
+		}
+	}
+	if (pid > 0)
+		rp = rss_anon(ctx, pid, &s.rss_anon);
+	if (r < 0 && rp < 0)
+		return cgroup ? r : rp;
 	(void)thps_vmstat_read(ctx, &s.vmstat); /* machine-wide extras: absent is fine */
 	*ret = s;
 	return 0;
+}
+
+int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup, struct thps_act_snapshot *ret)
+{
+	return thps_act_snapshot_of(ctx, cgroup, 0, ret);
+}
+
+static uint64_t dropped(uint64_t before, uint64_t after)
+{
+	if (before == UINT64_MAX || after == UINT64_MAX || after >= before)
+		return 0;
+	return before - after;
+}
+
+uint64_t thps_act_given_back(const struct thps_act_result *res)
+{
+	if (res->before.anon != UINT64_MAX && res->after.anon != UINT64_MAX)
+		return dropped(res->before.anon, res->after.anon);
+	if (res->before.rss_anon != UINT64_MAX && res->after.rss_anon != UINT64_MAX)
+		return dropped(res->before.rss_anon, res->after.rss_anon);
+	return dropped(res->before.memory_current, res->after.memory_current);
+}
+
+uint64_t thps_act_file_lost(const struct thps_act_result *res)
+{
+	return dropped(res->before.file, res->after.file);
 }
 
 static int thp_knob_path(const struct thps_ctx *ctx, const char *rel, char *buf, size_t size)

@@ -36,10 +36,12 @@
 struct partial_folio {
 	uint64_t head;
 	uint64_t vstart;
+	uint64_t starttime; /* of pid */
 	pid_t pid;
 	uint32_t pages;
 	uint32_t own;
-	bool counted; /* read and counted in the histogram of its size */
+	uint32_t own_first; /* lowest index of a page pid maps in place (valid when own > 0) */
+	bool counted;	    /* read and counted in the histogram of its size */
 };
 
 struct scanner {
@@ -330,6 +332,7 @@ static int on_page(void *ud, uint64_t addr, uint64_t pfn)
 		    (struct partial_folio){.head = head,
 					   .pages = pages,
 					   .pid = s->pid,
+					   .starttime = s->starttime,
 					   .vstart = addr - (pfn - head) * s->scan->geom.page_size};
 		memset(&s->bits[(size_t)idx * s->words], 0, s->words * sizeof(uint64_t));
 		s->n_folios++;
@@ -340,8 +343,10 @@ static int on_page(void *ud, uint64_t addr, uint64_t pfn)
 		uint64_t bit = UINT64_C(1) << ((pfn - head) % 64);
 
 		if (!(*w & bit) && f->pid == s->pid &&
-		    f->vstart + (pfn - head) * s->scan->geom.page_size == addr)
-			f->own++;
+		    f->vstart + (pfn - head) * s->scan->geom.page_size == addr) {
+			if (!f->own++ || pfn - head < f->own_first)
+				f->own_first = (uint32_t)(pfn - head);
+		}
 		*w |= bit;
 	}
 	return 0;
@@ -431,6 +436,22 @@ static int finish_partials(struct scanner *s)
 		c->partial_thps++;
 		c->partial_unmapped_bytes +=
 		    (uint64_t)(f->pages - mapped) * s->scan->geom.page_size;
+		if (s->opts->record_partial && f->own && mapped) {
+			struct thps_thp_range range = {
+			    .pid = f->pid,
+			    .pid_starttime = f->starttime,
+			    .start = f->vstart,
+			    .pfn = f->head,
+			    .ino = ino,
+			    .pages = f->pages == s->scan->geom.subpages ? 0 : f->pages,
+			    .mapped = mapped,
+			    .advise_page = f->own_first,
+			};
+			int r = thps_scan_add_range(s->scan, &range);
+
+			if (r < 0)
+				return r;
+		}
 		{
 			int o = thps_folio_order(f->pages);
 
@@ -451,7 +472,7 @@ static int scan_pid(struct scanner *s, pid_t pid)
 
 	s->pid = pid;
 	s->starttime = 0;
-	if (s->opts->record_ranges || s->opts->memo) {
+	if (s->opts->record_ranges || s->opts->record_partial || s->opts->memo) {
 		r = thps_proc_starttime(&s->ctx, pid, &s->starttime);
 		if (r < 0) {
 			s->scan->summary.procs_skipped++;
