@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 
 struct reclaim_args {
 	const char *cgroup;
+	pid_t pid; /* --pid: one process, measured by its RssAnon (any host, cgroup v1 too) */
 	const char *method;
 	bool dry_run;
 	bool json;
@@ -44,14 +46,18 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: thpshrink reclaim --cgroup PATH [OPTIONS]\n\n"
+	    "Usage: thpshrink reclaim --cgroup PATH | --pid PID [OPTIONS]\n\n"
 	    "Scans the cgroup's THPs, gives the waste back once, rescans and shows the "
 	    "difference.\n\n"
 	    "  --cgroup PATH             the cgroup (relative to the cgroup v2 mount, or "
 	    "absolute)\n"
+	    "  --pid PID                 one process instead (split only; works on cgroup v1\n"
+	    "                            hosts too, measured by the process's RssAnon)\n"
 	    "  --method reclaim|split    reclaim: write memory.reclaim (the kernel's THP shrinker\n"
-	    "                            splits); split: split exactly the low-utilization THPs\n"
-	    "                            through debugfs split_huge_pages (default: reclaim)\n"
+	    "                            splits; ALSO evicts the cgroup's page cache); split:\n"
+	    "                            split exactly the low-utilization and partially mapped\n"
+	    "                            folios through process_madvise (debugfs split_huge_pages\n"
+	    "                            as the fallback) (default: reclaim; split with --pid)\n"
 	    "  --dry-run                 show what would be done; change nothing\n"
 	    "  --max-bytes SIZE          ask for at most SIZE (digits, optional K/M/G/T)\n"
 	    "  --lowutil-bucket B        THPs in buckets 0..B are low-utilization (default 0)\n"
@@ -91,14 +97,18 @@ static int normalize_cgroup(const struct thps_ctx *ctx, const char *in, char *bu
 	return 0;
 }
 
+/* ranges: record the folios a split acts on (partial: the partially mapped ones too). */
 static int scan_cgroup(const struct thps_ctx *ctx, const struct thps_geometry *g, const char *cg,
-		       const struct reclaim_args *a, bool ranges, struct thps_scan *scan)
+		       const struct reclaim_args *a, bool ranges, bool partial,
+		       struct thps_scan *scan)
 {
 	const struct thps_source_ops *src = thps_source_find("scanner");
 	struct thps_scan_opts opts = {
-	    .cgroup = cg,
+	    .pid = a->pid,
+	    .cgroup = a->pid ? NULL : cg,
 	    .lowutil_max_bucket = a->lowutil_bucket,
 	    .record_ranges = ranges,
+	    .record_partial = ranges && partial,
 	};
 	int r;
 
@@ -193,16 +203,82 @@ static void print_sizes(const struct thps_geometry *g, const struct reclaim_args
 	}
 }
 
+/* What the split found khugepaged rebuilt, out of how many sparse ranges it had. */
+struct rebuilt {
+	uint64_t sparse, now, late;
+};
+
+/* The split's counts, how the memory moved, and what it cost the page cache. */
+static void print_effect(const struct thps_act_result *res)
+{
+	const struct thps_act_snapshot *b = &res->before, *af = &res->after;
+
+	if (res->actuator && !strcmp(res->actuator, "split"))
+		printf("split: %" PRIu64 " THPs split, %" PRIu64
+		       " skipped (changed since the scan), %" PRIu64
+		       " refused by the kernel; %" PRIu64 " of them partially mapped, %" PRIu64
+		       " left whole by the kernel (shared or busy); by %s\n",
+		       res->ranges_split, res->ranges_skipped, res->ranges_failed,
+		       res->partial_split, res->ranges_kernel_skipped,
+		       res->mechanism ? res->mechanism : "none");
+	printf("asked: %" PRIu64 " bytes%s\n", res->asked_bytes,
+	       res->write_status == -EAGAIN ? " (memory.reclaim: EAGAIN)" : "");
+	if (b->memory_current == UINT64_MAX || af->memory_current == UINT64_MAX)
+		printf("memory.current: not read\n");
+	else
+		printf("memory.current: %" PRIu64 " -> %" PRIu64 " bytes\n", b->memory_current,
+		       af->memory_current);
+	if (b->rss_anon != UINT64_MAX && af->rss_anon != UINT64_MAX)
+		printf("RssAnon: %" PRIu64 " -> %" PRIu64 " bytes\n", b->rss_anon, af->rss_anon);
+	printf("given back: %" PRIu64 " bytes (%s)\n", thps_act_given_back(res),
+	       b->memory_current != UINT64_MAX ? "memory.current, page cache not counted"
+					       : "the process's RssAnon");
+	if (b->file != UINT64_MAX && af->file != UINT64_MAX)
+		printf("page cache: %" PRIu64 " -> %" PRIu64 " bytes, %" PRIu64
+		       " bytes evicted by this action, %+" PRId64 " refaults\n",
+		       b->file, af->file, thps_act_file_lost(res),
+		       delta(b->workingset_refault_file, af->workingset_refault_file));
+	if (b->anon_thp != UINT64_MAX)
+		printf("memory.stat anon_thp: %" PRIu64 " -> %" PRIu64 " bytes\n", b->anon_thp,
+		       af->anon_thp);
+}
+
+static void print_recollapse(const struct thps_geometry *g, const struct reclaim_args *a,
+			     const struct thps_cgroup_stats *af,
+			     const struct thps_cgroup_stats *late, const struct rebuilt *rb)
+{
+	uint64_t scanned = late && late->lowutil_thps > af->lowutil_thps
+			       ? late->lowutil_thps - af->lowutil_thps
+			       : 0;
+	uint64_t n = MAX(MAX(rb->now, rb->late), scanned);
+
+	if (late)
+		printf("after %us: low-utilization THPs %" PRIu64 ", waste %" PRIu64 " bytes\n",
+		       a->recollapse_wait, late->lowutil_thps, late->waste_bytes);
+	if (!n)
+		return;
+	printf("re-collapse: khugepaged rebuilt %" PRIu64 " of the %" PRIu64
+	       " split ranges (%" PRIu64 " by the rescan, %" PRIu64
+	       " after the wait); advice: --set-max-ptes-none %u keeps THPs of buckets 0-%u "
+	       "split\n",
+	       n, rb->sparse, rb->now, rb->late, thps_max_ptes_none_advice(g, a->lowutil_bucket),
+	       a->lowutil_bucket);
+	printf(
+	    "advice: for this workload alone (Linux 6.18+): "
+	    "prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) in the program, or "
+	    "systemd's MemoryTHP= for its unit, limits THPs to the ranges it "
+	    "madvise(MADV_HUGEPAGE)s, so khugepaged stops re-collapsing the rest\n");
+}
+
 static void print_text(const struct thps_geometry *g, const char *cg, const struct reclaim_args *a,
 		       const char *why, const struct thps_cgroup_stats *b,
 		       const struct thps_cgroup_stats *af, const struct thps_act_result *res,
-		       const struct thps_cgroup_stats *late)
+		       const struct thps_cgroup_stats *late, const struct rebuilt *rb)
 {
-	int64_t given = -delta(res->before.memory_current, res->after.memory_current);
+	int64_t given = (int64_t)thps_act_given_back(res);
 	const struct thps_vmstat *vb = &res->before.vmstat, *va = &res->after.vmstat;
 
-	printf("cgroup %s: method %s%s\n", cg, a->method,
-	       a->dry_run ? " (dry run: nothing changes)" : "");
+	printf("%s: method %s%s\n", cg, a->method, a->dry_run ? " (dry run: nothing changes)" : "");
 	printf("kernel: %s\n", why);
 	printf("%-6s %-10s %12s %12s\n", "bucket", "utilized", "THPs before", "THPs after");
 	for (unsigned i = 0; i < THPS_BUCKETS; i++) {
@@ -222,21 +298,7 @@ static void print_text(const struct thps_geometry *g, const char *cg, const stru
 	       " bytes\n",
 	       b->partial_thps, af->partial_thps, b->partial_unmapped_bytes,
 	       af->partial_unmapped_bytes);
-	if (res->actuator && !strcmp(res->actuator, "split"))
-		printf("split: %" PRIu64 " THPs split, %" PRIu64
-		       " skipped (changed since the scan), %" PRIu64 " refused by the kernel\n",
-		       res->ranges_split, res->ranges_skipped, res->ranges_failed);
-	printf("asked: %" PRIu64 " bytes%s\n", res->asked_bytes,
-	       res->write_status == -EAGAIN ? " (memory.reclaim: EAGAIN)" : "");
-	if (res->before.memory_current == UINT64_MAX || res->after.memory_current == UINT64_MAX)
-		printf("memory.current: not read\n");
-	else
-		printf("memory.current: %" PRIu64 " -> %" PRIu64 " bytes; given back: %" PRId64
-		       " bytes\n",
-		       res->before.memory_current, res->after.memory_current, given);
-	if (res->before.anon_thp != UINT64_MAX)
-		printf("memory.stat anon_thp: %" PRIu64 " -> %" PRIu64 " bytes\n",
-		       res->before.anon_thp, res->after.anon_thp);
+	print_effect(res);
 	printf("vmstat: thp_split_page %+" PRId64 ", thp_underused_split_page %+" PRId64
 	       ", thp_deferred_split_page %+" PRId64,
 	       delta(vb->thp_split_page, va->thp_split_page),
@@ -256,24 +318,7 @@ static void print_text(const struct thps_geometry *g, const char *cg, const stru
 		    "with "
 		    "more than %u empty subpages as small pages)\n",
 		    a->mpn_now, a->mpn_advice, a->lowutil_bucket, a->mpn_advice);
-	if (late) {
-		printf("after %us: low-utilization THPs %" PRIu64 ", waste %" PRIu64 " bytes\n",
-		       a->recollapse_wait, late->lowutil_thps, late->waste_bytes);
-		if (late->lowutil_thps > af->lowutil_thps)
-			printf("re-collapse: khugepaged rebuilt %" PRIu64
-			       " low-utilization THPs; advice: "
-			       "--set-max-ptes-none %u keeps THPs of buckets 0-%u split\n",
-			       late->lowutil_thps - af->lowutil_thps,
-			       thps_max_ptes_none_advice(g, a->lowutil_bucket), a->lowutil_bucket);
-		if (late->lowutil_thps > af->lowutil_thps)
-			printf(
-			    "advice: for this workload alone (Linux 6.18+): "
-			    "prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) in "
-			    "the "
-			    "program, or systemd's MemoryTHP= for its unit, limits THPs to the "
-			    "ranges it madvise(MADV_HUGEPAGE)s, so khugepaged stops re-collapsing "
-			    "the rest\n");
-	}
+	print_recollapse(g, a, af, late, rb);
 	printf("summary: waste_before=%" PRIu64 " waste_after=%" PRIu64
 	       " memory_current_before=%" PRIu64 " memory_current_after=%" PRIu64
 	       " given_back=%" PRId64 " acted=%d\n",
@@ -284,7 +329,8 @@ static void print_text(const struct thps_geometry *g, const char *cg, const stru
 
 static void print_json(const char *cg, const struct reclaim_args *a, const char *why,
 		       const struct thps_cgroup_stats *b, const struct thps_cgroup_stats *af,
-		       const struct thps_act_result *res, const struct thps_cgroup_stats *late)
+		       const struct thps_act_result *res, const struct thps_cgroup_stats *late,
+		       const struct rebuilt *rb)
 {
 	const struct thps_cgroup_stats *s[2] = {b, af};
 
@@ -306,23 +352,27 @@ static void print_json(const char *cg, const struct reclaim_args *a, const char 
 		       s[k]->partial_unmapped_bytes,
 		       k ? res->after.memory_current : res->before.memory_current);
 	}
-	printf(",\"acted\":%s,\"asked_bytes\":%" PRIu64 ",\"given_back_bytes\":%" PRId64
-	       ",\"ranges_split\":%" PRIu64 ",\"ranges_skipped\":%" PRIu64 ",\"note\":",
-	       res->acted ? "true" : "false", res->asked_bytes,
-	       -delta(res->before.memory_current, res->after.memory_current), res->ranges_split,
-	       res->ranges_skipped);
+	printf(",\"acted\":%s,\"asked_bytes\":%" PRIu64 ",\"given_back_bytes\":%" PRIu64
+	       ",\"page_cache_evicted_bytes\":%" PRIu64 ",\"mechanism\":\"%s\""
+	       ",\"ranges_split\":%" PRIu64 ",\"ranges_skipped\":%" PRIu64
+	       ",\"ranges_failed\":%" PRIu64 ",\"ranges_kernel_skipped\":%" PRIu64
+	       ",\"partial_split\":%" PRIu64 ",\"recollapsed\":%" PRIu64 ",\"note\":",
+	       res->acted ? "true" : "false", res->asked_bytes, thps_act_given_back(res),
+	       thps_act_file_lost(res), res->mechanism ? res->mechanism : "none", res->ranges_split,
+	       res->ranges_skipped, res->ranges_failed, res->ranges_kernel_skipped,
+	       res->partial_split, MAX(rb->now, rb->late));
 	json_string(res->note);
 	if (late)
 		printf(",\"after_wait\":{\"seconds\":%u,\"lowutil_thps\":%" PRIu64
 		       ",\"waste_bytes\":%" PRIu64 ",\"recollapsed\":%s}",
 		       a->recollapse_wait, late->lowutil_thps, late->waste_bytes,
-		       late->lowutil_thps > af->lowutil_thps ? "true" : "false");
+		       late->lowutil_thps > af->lowutil_thps || rb->late ? "true" : "false");
 	printf("}\n");
 }
 
 static int parse_args(int argc, char **argv, struct reclaim_args *a)
 {
-	enum { O_METHOD = 256, O_DRY, O_MAX, O_BUCKET, O_JSON, O_SET, O_RESTORE, O_WAIT };
+	enum { O_METHOD = 256, O_DRY, O_MAX, O_BUCKET, O_JSON, O_SET, O_RESTORE, O_WAIT, O_PID };
 	static const struct option opts[] = {
 	    {"cgroup", required_argument, NULL, 'c'},
 	    {"method", required_argument, NULL, O_METHOD},
@@ -333,12 +383,13 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 	    {"set-max-ptes-none", required_argument, NULL, O_SET},
 	    {"restore-max-ptes-none", no_argument, NULL, O_RESTORE},
 	    {"recollapse-wait", required_argument, NULL, O_WAIT},
+	    {"pid", required_argument, NULL, O_PID},
 	    {"help", no_argument, NULL, 'h'},
 	    {}};
 	uint64_t v;
 	int c;
 
-	*a = (struct reclaim_args){.method = "reclaim", .set_mpn = -1};
+	*a = (struct reclaim_args){.method = NULL, .set_mpn = -1};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -385,6 +436,13 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 		case O_RESTORE:
 			a->restore_mpn = true;
 			break;
+		case O_PID:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
+				log_error("--pid: expected a process id, got '%s'", optarg);
+				return 2;
+			}
+			a->pid = (pid_t)v;
+			break;
 		case O_WAIT:
 			if (parse_u64(optarg, &v) < 0 || v > 3600) {
 				log_error("--recollapse-wait: expected seconds (0..3600), got '%s'",
@@ -405,25 +463,48 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 		log_error("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	if (!a->cgroup && !a->restore_mpn && a->set_mpn < 0) {
-		log_error("--cgroup PATH is required");
+	if (!a->cgroup && !a->pid && !a->restore_mpn && a->set_mpn < 0) {
+		log_error("--cgroup PATH or --pid PID is required");
 		usage(stderr);
 		return 2;
 	}
+	if (a->cgroup && a->pid) {
+		log_error("--cgroup and --pid exclude each other");
+		return 2;
+	}
+	if (a->pid && a->method && strcmp(a->method, "split")) {
+		log_error("--pid: memory.reclaim acts on a whole cgroup; one process takes "
+			  "--method split");
+		return 2;
+	}
+	if (!a->method)
+		a->method = a->pid ? "split" : "reclaim";
 	return -1;
 }
 
 /* One run's state, from the cgroup's resolution to the report. */
+struct reclaim_run;
 struct reclaim_run {
 	struct thps_ctx ctx;
 	struct thps_geometry g;
-	char cg[PATH_MAX]; /* "/a/b", relative to the cgroup mount */
-	char why[512];	   /* what the probe says the kernel can do */
+	char cg[PATH_MAX];	   /* "/a/b", relative to the cgroup mount */
+	char why[512];		   /* what the probe says the kernel can do */
+	char label[64];		   /* "cgroup /a/b" or "process 123", for the output */
+	enum thps_split_mech mech; /* how a split splits here */
 	struct thps_scan before, after, late;
 	struct thps_cgroup_stats sb, sa, sl;
 	const struct thps_cgroup_stats *late_sum; /* &sl after a recollapse wait, else NULL */
 	struct thps_act_result res;
+	/* split ranges khugepaged rebuilt: seen at the rescan, and after --recollapse-wait */
+	uint64_t split_sparse, rebuilt_now, rebuilt_late;
+	pid_t pid;
 };
+
+/* The cgroup acted on, relative to the mount; NULL for one process. */
+static const char *a_target_cgroup(const struct reclaim_run *run)
+{
+	return run->pid ? NULL : run->cg + 1;
+}
 
 /* The knob options exclude each other and a dry run: 0 or -EINVAL (logged, usage error). */
 static int knob_args_check(const struct reclaim_args *a)
@@ -471,11 +552,12 @@ static int set_max_ptes_none(const struct thps_ctx *ctx, const struct reclaim_ar
 }
 
 /* The cgroup mount and the THP size. 0 or -errno (logged). */
-static int load_system(struct reclaim_run *run)
+static int load_system(struct reclaim_run *run, const struct reclaim_args *a)
 {
 	int r = thps_cgroups_find_mount(&run->ctx);
 
-	if (r < 0)
+	/* one process needs no cgroup: it is measured by its own RssAnon */
+	if (r < 0 && !a->pid)
 		return log_error_errno(r, "Failed to find the memory cgroup hierarchy: %m");
 	r = thps_geometry_load(&run->ctx, &run->g);
 	if (r < 0)
@@ -490,6 +572,14 @@ static int resolve_cgroup(struct reclaim_run *run, const struct reclaim_args *a)
 	char dir[PATH_MAX];
 	struct stat st;
 
+	if (a->pid) {
+		if (kill(a->pid, 0) < 0 && errno == ESRCH) {
+			log_error("--pid: no process %d", (int)a->pid);
+			return -EINVAL;
+		}
+		snprintf(run->label, sizeof(run->label), "process %d", (int)a->pid);
+		return 0;
+	}
 	if (normalize_cgroup(&run->ctx, a->cgroup, run->cg, sizeof(run->cg)) < 0) {
 		log_error("--cgroup: '%s' is not a cgroup path below '%s'", a->cgroup,
 			  run->ctx.cgroup_root);
@@ -500,6 +590,7 @@ static int resolve_cgroup(struct reclaim_run *run, const struct reclaim_args *a)
 		log_error("--cgroup: '%s' is no cgroup: '%s' is not a directory", a->cgroup, dir);
 		return -EINVAL;
 	}
+	snprintf(run->label, sizeof(run->label), "cgroup %.50s", run->cg);
 	return 0;
 }
 
@@ -514,17 +605,21 @@ static int probe(struct reclaim_run *run, const struct reclaim_args *a)
 	if (!strcmp(a->method, "reclaim") && r > 0)
 		(void)thps_reclaim_frees_zero_subpages(&run->ctx, &run->g, run->why,
 						       sizeof(run->why));
+	run->mech = THPS_SPLIT_MECH_NONE;
+	if (!strcmp(a->method, "split"))
+		run->mech = thps_split_mechanism(&run->ctx, THPS_SPLIT_MECH_AUTO, run->why,
+						 sizeof(run->why));
 	return 0;
 }
 
 /* The scan before acting; split needs its ranges. 0 or -errno (logged). */
 static int scan_before(struct reclaim_run *run, const struct reclaim_args *a)
 {
-	int r =
-	    scan_cgroup(&run->ctx, &run->g, run->cg, a, !strcmp(a->method, "split"), &run->before);
+	int r = scan_cgroup(&run->ctx, &run->g, run->cg, a, !strcmp(a->method, "split"),
+			    run->mech == THPS_SPLIT_MECH_PMADVISE, &run->before);
 
 	if (r < 0)
-		return log_error_errno(r, "Failed to scan cgroup '%s': %m", run->cg);
+		return log_error_errno(r, "Failed to scan %s: %m", run->label);
 	cgroup_sum(&run->before, &run->sb);
 	return 0;
 }
@@ -536,7 +631,7 @@ static void measure_unmeasured(struct reclaim_run *run)
 
 	if (res->acted || res->before.memory_current != 0 || res->after.memory_current != 0)
 		return;
-	if (thps_act_snapshot(&run->ctx, run->cg + 1, &res->before) == 0)
+	if (thps_act_snapshot_of(&run->ctx, a_target_cgroup(run), run->pid, &res->before) == 0)
 		res->after = res->before;
 	else
 		res->before.memory_current = res->after.memory_current = UINT64_MAX;
@@ -549,10 +644,12 @@ static int act(struct reclaim_run *run, const struct reclaim_args *a)
 	const struct thps_actuator_ops *ops =
 	    thps_actuator_find(a->dry_run ? "observe" : a->method);
 	struct thps_act_request req = {
-	    .cgroup = run->cg + 1,
+	    .cgroup = a_target_cgroup(run),
 	    .geom = &run->g,
 	    .lowutil_max_bucket = a->lowutil_bucket,
 	    .max_bytes = a->max_bytes,
+	    .pid = a->pid,
+	    .mech = run->mech,
 	};
 	int r;
 
@@ -564,22 +661,44 @@ static int act(struct reclaim_run *run, const struct reclaim_args *a)
 	}
 	r = ops->act(&run->ctx, &req, &run->res);
 	if (r < 0)
-		return log_error_errno(r, "Failed to act (%s) on cgroup '%s': %m", ops->name,
-				       run->cg);
+		return log_error_errno(r, "Failed to act (%s) on %s: %m", ops->name, run->label);
 	if (!run->res.acted && !a->dry_run)
-		log_warning("%s on '%s' did nothing: %s", a->method, run->cg, run->res.note);
+		log_warning("%s on %s did nothing: %s", a->method, run->label, run->res.note);
 	measure_unmeasured(run);
 	return 0;
+}
+
+/* The sparse folios the split acted on that are one large folio again under another head PFN:
+ * khugepaged rebuilt them, whether before the rescan or after. ret_sparse (optional): how many
+ * sparse ranges there were. */
+static uint64_t count_rebuilt(const struct reclaim_run *run, uint64_t *ret_sparse)
+{
+	uint64_t n = 0, sparse = 0;
+
+	if (!run->res.acted || !run->res.actuator || strcmp(run->res.actuator, "split"))
+		return 0;
+	for (size_t i = 0; i < run->before.n_ranges; i++) {
+		const struct thps_thp_range *t = &run->before.ranges[i];
+
+		if (t->mapped)
+			continue;
+		sparse++;
+		n += thps_range_rebuilt(&run->ctx, &run->g, t) > 0;
+	}
+	if (ret_sparse)
+		*ret_sparse = sparse;
+	return n;
 }
 
 /* The scan right after acting. 0 or -errno (logged). */
 static int scan_after(struct reclaim_run *run, const struct reclaim_args *a)
 {
-	int r = scan_cgroup(&run->ctx, &run->g, run->cg, a, false, &run->after);
+	int r = scan_cgroup(&run->ctx, &run->g, run->cg, a, false, false, &run->after);
 
 	if (r < 0)
-		return log_error_errno(r, "Failed to rescan cgroup '%s': %m", run->cg);
+		return log_error_errno(r, "Failed to rescan %s: %m", run->label);
 	cgroup_sum(&run->after, &run->sa);
+	run->rebuilt_now = count_rebuilt(run, &run->split_sparse);
 	return 0;
 }
 
@@ -592,11 +711,12 @@ static int recollapse_wait(struct reclaim_run *run, const struct reclaim_args *a
 	if (!a->recollapse_wait || !run->res.acted)
 		return 0;
 	sleep(a->recollapse_wait);
-	r = scan_cgroup(&run->ctx, &run->g, run->cg, a, false, &run->late);
+	r = scan_cgroup(&run->ctx, &run->g, run->cg, a, false, false, &run->late);
 	if (r < 0)
-		return log_error_errno(r, "Failed to rescan cgroup '%s': %m", run->cg);
+		return log_error_errno(r, "Failed to rescan %s: %m", run->label);
 	cgroup_sum(&run->late, &run->sl);
 	run->late_sum = &run->sl;
+	run->rebuilt_late = count_rebuilt(run, NULL);
 	return 0;
 }
 
@@ -607,11 +727,13 @@ static void report(struct reclaim_run *run, struct reclaim_args *a)
 
 	a->mpn_now = thps_max_ptes_none_get(&run->ctx, &mpn) < 0 ? -1 : (long)mpn;
 	a->mpn_advice = thps_max_ptes_none_advice(&run->g, a->lowutil_bucket);
+	const struct rebuilt rb = {run->split_sparse, run->rebuilt_now, run->rebuilt_late};
 	if (a->json)
-		print_json(run->cg, a, run->why, &run->sb, &run->sa, &run->res, run->late_sum);
+		print_json(a->pid ? run->label : run->cg, a, run->why, &run->sb, &run->sa,
+			   &run->res, run->late_sum, &rb);
 	else
-		print_text(&run->g, run->cg, a, run->why, &run->sb, &run->sa, &run->res,
-			   run->late_sum);
+		print_text(&run->g, run->label, a, run->why, &run->sb, &run->sa, &run->res,
+			   run->late_sum, &rb);
 }
 
 /* A refusal is a failure the operator must see; "nothing to do" is not. */
@@ -637,9 +759,10 @@ int thps_cli_reclaim(int argc, char **argv)
 		return restore_max_ptes_none(&run.ctx) < 0 ? 1 : 0;
 	if (a.set_mpn >= 0 && set_max_ptes_none(&run.ctx, &a) < 0)
 		return 1;
-	if (!a.cgroup)
+	if (!a.cgroup && !a.pid)
 		return 0; /* only the knob was asked for */
-	if (load_system(&run) < 0)
+	run.pid = a.pid;
+	if (load_system(&run, &a) < 0)
 		return 1;
 	if (resolve_cgroup(&run, &a) < 0)
 		return 2;

@@ -106,8 +106,9 @@ int thps_act_snapshot(const struct thps_ctx *ctx, const char *cgroup,
  * neither can be read. */
 int thps_act_snapshot_of(const struct thps_ctx *ctx, const char *cgroup, pid_t pid,
 			 struct thps_act_snapshot *ret);
-/* What an action gave back, by memory.stat anon (RssAnon for one process): never page cache.
- * 0 when not measured or when it grew. */
+/* What an action gave back: the drop of memory.current less the drop of memory.stat file (so
+ * evicted page cache never counts), or of RssAnon for one process. 0 when not measured or when
+ * it grew. */
 uint64_t thps_act_given_back(const struct thps_act_result *res);
 /* Page cache the action cost the cgroup: file bytes before minus after (0 if it grew or is
  * unknown). */
@@ -144,6 +145,12 @@ int thps_partial_recheck(const struct thps_ctx *ctx, const struct thps_geometry 
  * -errno. */
 int thps_folio_still_whole(const struct thps_ctx *ctx, uint64_t pfn, uint32_t pages,
 			   bool *ret_shared);
+/* Whether the range of a folio that was split is one large folio of its size again under
+ * another head PFN: khugepaged rebuilt it (a collapse copies into a new huge page). Measured
+ * against the split range itself, so a rebuild faster than any rescan is still seen. Returns
+ * 1, 0 (still split, or the process is gone) or -errno. */
+int thps_range_rebuilt(const struct thps_ctx *ctx, const struct thps_geometry *g,
+		       const struct thps_thp_range *r);
 
 /* khugepaged/max_ptes_none, the knob that decides both what the underused-THP shrinker
  * splits and what khugepaged re-collapses. It is global: changing it is always an explicit

@@ -92,7 +92,7 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 
 struct dglue_result {
 	uint64_t requested;
-	uint64_t given_back;   /* memory.stat anon before - after: never page cache */
+	uint64_t given_back;   /* thps_act_given_back(): never page cache */
 	uint64_t file_lost;    /* memory.stat file before - after: what it cost the page cache */
 	const char *mechanism; /* split: "process_madvise" or "debugfs"; NULL otherwise */
 	char note[512];	       /* the actuator's word for the operator, "" if none */

@@ -125,11 +125,21 @@ static uint64_t dropped(uint64_t before, uint64_t after)
 
 uint64_t thps_act_given_back(const struct thps_act_result *res)
 {
-	if (res->before.anon != UINT64_MAX && res->after.anon != UINT64_MAX)
-		return dropped(res->before.anon, res->after.anon);
-	if (res->before.rss_anon != UINT64_MAX && res->after.rss_anon != UINT64_MAX)
-		return dropped(res->before.rss_anon, res->after.rss_anon);
-	return dropped(res->before.memory_current, res->after.memory_current);
+	const struct thps_act_snapshot *b = &res->before, *a = &res->after;
+	int64_t mc, file;
+
+	/* memory.current counts what a split frees (a partially mapped folio's unmapped subpages
+	 * too, which memory.stat anon no longer does); the page cache's change is taken out of
+	 * it, so eviction never reads as given back */
+	if (b->memory_current != UINT64_MAX && a->memory_current != UINT64_MAX) {
+		mc = (int64_t)(b->memory_current - a->memory_current);
+		file = b->file != UINT64_MAX && a->file != UINT64_MAX ? (int64_t)(b->file - a->file)
+								      : 0;
+		return mc - file > 0 ? (uint64_t)(mc - file) : 0;
+	}
+	if (b->rss_anon != UINT64_MAX && a->rss_anon != UINT64_MAX)
+		return dropped(b->rss_anon, a->rss_anon);
+	return 0;
 }
 
 uint64_t thps_act_file_lost(const struct thps_act_result *res)

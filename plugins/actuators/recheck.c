@@ -228,3 +228,28 @@ int thps_folio_still_whole(const struct thps_ctx *ctx, uint64_t pfn, uint32_t pa
 		*ret_shared = false;
 	return 1;
 }
+
+int thps_range_rebuilt(const struct thps_ctx *ctx, const struct thps_geometry *g,
+		       const struct thps_thp_range *r)
+{
+	_cleanup_close_ int pm = -1;
+	char path[PATH_MAX], rel[64];
+	uint64_t e = 0;
+	bool shared;
+	int k;
+
+	snprintf(rel, sizeof(rel), "%d/pagemap", (int)r->pid);
+	pm = open_proc(ctx, rel, path, sizeof(path));
+	if (pm == -ENOENT || pm == -ESRCH)
+		return 0;
+	if (pm < 0)
+		return pm;
+	k = pread_full(pm, &e, sizeof(e), r->start / g->page_size * sizeof(e));
+	if (k < 0)
+		return k == -EIO || k == -ESRCH ? 0 : k;
+	if (!thps_pm_present(e) || thps_pm_pfn(e) == r->pfn)
+		return 0;
+	/* a folio of the range's size headed at the range's first page: built anew */
+	k = thps_folio_still_whole(ctx, thps_pm_pfn(e), thps_range_pages(r, g), &shared);
+	return k < 0 ? k : k;
+}

@@ -311,12 +311,20 @@ static void split_note(struct split_run *s)
 #undef ADD
 }
 
+static bool has_partial(const struct thps_act_request *req)
+{
+	for (size_t i = 0; i < req->n_ranges; i++)
+		if (req->ranges[i].mapped)
+			return true;
+	return false;
+}
+
 static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *req,
 		     struct thps_act_result *res)
 {
 	struct split_run s = {.ctx = ctx, .req = req, .res = res};
 	enum thps_split_mech mech;
-	char why[384];
+	char why[384], zwhy[384] = "";
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -326,12 +334,18 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 	if (req->zero_freed)
 		s.zero_freed = req->zero_freed > 0;
 	else {
-		char zwhy[384];
-
 		r = thps_split_frees_zero_subpages(ctx, zwhy, sizeof(zwhy));
 		if (r < 0)
 			return r;
 		s.zero_freed = r > 0;
+	}
+	if (!s.zero_freed && !has_partial(req)) {
+		/* nothing here a split frees: the sparse folios' zero subpages stay mapped */
+		if (req->zero_freed)
+			snprintf(zwhy, sizeof(zwhy),
+				 "a split frees no zero subpage here (measured)");
+		snprintf(why, sizeof(why), "%s", zwhy);
+		mech = THPS_SPLIT_MECH_NONE;
 	}
 	if (mech == THPS_SPLIT_MECH_NONE) {
 		snprintf(res->note, sizeof(res->note), "refused: %s", why);

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "reader.h"
@@ -20,6 +23,8 @@ int thps_reader_init(struct thps_reader *r, size_t chunk, size_t page_size)
 	r->buf = p;
 	r->chunk = chunk;
 	r->page_size = page_size;
+	r->mem_fd = -1;
+	r->mem_pid = 0;
 	return 0;
 }
 
@@ -30,21 +35,51 @@ void thps_reader_done(struct thps_reader *r)
 		explicit_bzero(r->buf, r->chunk);
 	free(r->buf);
 	r->buf = NULL;
+	if (r->mem_fd >= 0)
+		close(r->mem_fd);
+	r->mem_fd = -1;
+}
+
+/* The live process's memory, like process_vm_readv: never a fake tree under a proc root. */
+static int mem_fd(struct thps_reader *r, pid_t pid)
+{
+	char path[64];
+
+	if (r->mem_fd >= 0 && r->mem_pid == pid)
+		return r->mem_fd;
+	if (r->mem_fd >= 0)
+		close(r->mem_fd);
+	r->mem_fd = -1;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	r->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->mem_fd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	r->mem_pid = pid;
+	return r->mem_fd;
 }
 
 static int read_chunk(struct thps_reader *r, pid_t pid, uint64_t addr, size_t n)
 {
-	struct iovec local = {.iov_base = r->buf, .iov_len = n};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = n};
+	int fd = mem_fd(r, pid);
 	ssize_t got;
 
+	if (fd < 0)
+		return fd;
+	if (addr > (uint64_t)INT64_MAX)
+		return -EFAULT;
 	do
-		got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		got = pread(fd, r->buf, n, (off_t)addr);
 	while (got < 0 && errno == EINTR);
-	if (got < 0)
-		return errno == ENOMEM ? -EFAULT : negative_errno();
+	if (got < 0) {
+		int e = errno;
+
+		/* the process went away under the open fd: its mm is gone */
+		if (e == ESRCH || (e == EIO && kill(pid, 0) < 0 && errno == ESRCH))
+			return -ESRCH;
+		return e == EIO || e == ENOMEM ? -EFAULT : -e;
+	}
 	if ((size_t)got != n)
-		return -EFAULT; /* part of the range went away */
+		return got == 0 && kill(pid, 0) < 0 ? -ESRCH : -EFAULT;
 	return 0;
 }
 

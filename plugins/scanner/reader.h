@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Reads another process's THP with process_vm_readv, chunk by chunk, into one reused
- * buffer, and counts its utilized subpages. Contents never leave this buffer. */
+/* Reads another process's THP through /proc/PID/mem, chunk by chunk, into one reused buffer,
+ * and counts its utilized subpages. Contents never leave this buffer.
+ * Not process_vm_readv: it pins the pages it reads (FOLL_PIN), and a read-only pin of an
+ * anonymous page that may be shared (a fork's COW-shared THP) makes the kernel unshare it
+ * first, copying every page read into the target: a scan split the shared THPs of a forked
+ * process into 512 private copies each (measured on 6.18: tests/integration/
+ * reclaim-pid-host.sh). /proc/PID/mem takes plain references, which unshare nothing. */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -12,9 +17,11 @@ struct thps_reader {
 	unsigned char *buf;
 	size_t chunk;
 	size_t page_size;
+	int mem_fd; /* /proc/<mem_pid>/mem, kept open while one process is read */
+	pid_t mem_pid;
 };
 
-/* chunk: bytes per process_vm_readv, a multiple of page_size (64-256 KiB is the sweet
+/* chunk: bytes per read, a multiple of page_size (64-256 KiB is the sweet
  * spot: fits in L2, few syscalls). Returns 0, -EINVAL or -ENOMEM. */
 int thps_reader_init(struct thps_reader *r, size_t chunk, size_t page_size);
 void thps_reader_done(struct thps_reader *r);
