@@ -337,11 +337,11 @@ static void merge_results(const struct thps_act_result *split, const struct thps
  * and, where splits go through process_madvise, its partially mapped folios too. */
 static bool range_for_split(const struct thps_scan *scan, const struct thps_thp_range *t,
 			    const struct thps_cgroup_stats *c, const struct dglue_decision *d,
-			    bool partials)
+			    bool partials, const struct thps_recollapse *rc)
 {
 	uint32_t pages = thps_range_pages(t, &scan->geom);
 
-	if (t->ino != c->ino)
+	if (t->ino != c->ino || (rc && thps_recollapse_pinned(rc, t)))
 		return false;
 	if (d->sizes_mask && !(d->sizes_mask & (UINT32_C(1) << thps_folio_order(pages))))
 		return false;
@@ -352,7 +352,7 @@ static bool range_for_split(const struct thps_scan *scan, const struct thps_thp_
 
 int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
-	      struct dglue_result *ret)
+	      const struct thps_recollapse *rc, struct dglue_result *ret)
 {
 	const struct thps_actuator_ops *a = thps_actuator_find(dglue_action_name(d->action));
 	struct thps_act_request req = {
@@ -385,7 +385,7 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 		if (!ranges)
 			return -ENOMEM;
 		for (size_t i = 0; i < scan->n_ranges; i++)
-			if (range_for_split(scan, &scan->ranges[i], c, d, exact))
+			if (range_for_split(scan, &scan->ranges[i], c, d, exact, rc))
 				ranges[n++] = scan->ranges[i];
 		req.ranges = ranges;
 		req.n_ranges = n;

@@ -12,6 +12,7 @@
 #include "actuator.h"
 #include "context.h"
 #include "metrics.h"
+#include "recollapse.h"
 #include "scan.h"
 
 struct dglue_policies;
@@ -103,8 +104,9 @@ struct dglue_result;
 void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_decision *d,
 		  const struct dglue_result *res);
 
-/* Carries out d for cgroup c (of scan) through the actuator named d->action. Returns 0,
+/* Carries out d for cgroup c (of scan) through the actuator named d->action; a split leaves
+ * the ranges rc pinned (khugepaged rebuilt them too often; NULL: none). Returns 0,
  * -ECANCELED if the actuator refused (note says why), or -errno (the caller logs). */
 int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
-	      struct dglue_result *ret);
+	      const struct thps_recollapse *rc, struct dglue_result *ret);

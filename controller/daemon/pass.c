@@ -146,7 +146,7 @@ static void decide_and_act(struct manager *m, time_t now)
 		struct dglue_result res = {0};
 		struct crecord *rec;
 		bool changed;
-		size_t a, rebuilt;
+		size_t a, rebuilt, pinned = 0;
 		int r;
 
 		if (!c->path)
@@ -157,8 +157,8 @@ static void decide_and_act(struct manager *m, time_t now)
 			break;
 		}
 		rec->seen = true;
-		rebuilt =
-		    thps_recollapse_match(&rec->split, m->scan.ranges, m->scan.n_ranges, c->ino);
+		rebuilt = thps_recollapse_match(&rec->split, m->scan.ranges, m->scan.n_ranges,
+						c->ino, &pinned);
 		rec->recollapsed += rebuilt;
 		rec->recollapse_debt += rebuilt * m->scan.geom.thp_size;
 		const struct thps_registration *reg = reg_find(m, c->path);
@@ -176,6 +176,13 @@ static void decide_and_act(struct manager *m, time_t now)
 		count_decision(m, d.dry ? "observe_only" : d.rule);
 		if (rebuilt)
 			log_recollapse(m, c->path, rebuilt, d.lowutil_max_bucket);
+		if (pinned)
+			log_notice(
+			    "cgroup '%s': %zu ranges came back %u times after a split: they are "
+			    "no longer split (%zu in all); only the advice above ends the tug "
+			    "of war",
+			    c->path, pinned, THPS_RECOLLAPSE_PIN_AFTER,
+			    thps_recollapse_n_pinned(&rec->split));
 		changed = d.action != rec->last.action || strcmp(d.policy, rec->last.policy);
 		thps_log(d.act || changed ? LOG_INFO : LOG_DEBUG, 0,
 			 "cgroup '%s': policy '%s', THPs %" PRIu64 ", low-util %" PRIu64
@@ -184,7 +191,7 @@ static void decide_and_act(struct manager *m, time_t now)
 			 c->partial_unmapped_bytes, dglue_action_name(d.action), d.reason);
 		if (d.act) {
 			a = d.action;
-			r = dglue_act(&m->ctx, &m->scan, c, &d, &res);
+			r = dglue_act(&m->ctx, &m->scan, c, &d, &rec->split, &res);
 			rec->act[a].count++;
 			rec->act[a].bytes_requested += res.requested;
 			rec->act[a].bytes_given_back += res.given_back;

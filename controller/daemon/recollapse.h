@@ -7,6 +7,7 @@
  * forgotten. A matched range is dropped, so one split/re-collapse cycle counts once. Pure: no
  * I/O, no logging. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -14,12 +15,18 @@
 #include "scan.h"
 
 #define THPS_RECOLLAPSE_MAX 4096u /* split ranges kept per cgroup; the oldest go first */
+/* A range khugepaged rebuilt this many times after our splits is not split again: the tug of
+ * war only burns CPU on both sides. The advice (max_ptes_none, MemoryTHP=, PR_SET_THP_DISABLE)
+ * is what ends it. */
+#define THPS_RECOLLAPSE_PIN_AFTER 3u
 
 struct thps_split_mark {
 	pid_t pid;
 	uint64_t pid_starttime;
 	uint64_t start;
-	uint64_t pfn;
+	uint64_t pfn;	  /* head PFN when split (pending) or when seen rebuilt */
+	uint32_t returns; /* times khugepaged rebuilt it after our split */
+	bool pending;	  /* split and not seen since */
 };
 
 /* One cgroup's split ranges, oldest first. Zero-initialised is empty. */
@@ -34,9 +41,17 @@ struct thps_recollapse {
 int thps_recollapse_add(struct thps_recollapse *rc, const struct thps_thp_range *r, size_t n,
 			uint64_t ino);
 
-/* Matches a new scan's low-util ranges r[0..n) of memcg ino against the split ranges and drops
- * every match. Returns how many came back re-collapsed (another head PFN). */
+/* Matches a new scan's low-util ranges r[0..n) of memcg ino against the pending split ranges.
+ * One under the same head PFN was not split (budget, skipped): forgotten unless it came back
+ * before. One under another head PFN was rebuilt: its returns go up and it waits for the next
+ * split. Returns how many came back re-collapsed; ret_pinned (optional) gets how many reached
+ * THPS_RECOLLAPSE_PIN_AFTER returns in this call. */
 size_t thps_recollapse_match(struct thps_recollapse *rc, const struct thps_thp_range *r, size_t n,
-			     uint64_t ino);
+			     uint64_t ino, size_t *ret_pinned);
+
+/* Whether r came back THPS_RECOLLAPSE_PIN_AFTER times or more: then it is not split again. */
+bool thps_recollapse_pinned(const struct thps_recollapse *rc, const struct thps_thp_range *r);
+/* How many of the marks are pinned. */
+size_t thps_recollapse_n_pinned(const struct thps_recollapse *rc);
 
 void thps_recollapse_clear(struct thps_recollapse *rc);

@@ -15,7 +15,7 @@ expect() { # STATUS PATTERN ARGS...
 		echo "ok: thpshrink reclaim $*: rc=$rc"
 	fi
 }
-expect 2 "--cgroup PATH is required"
+expect 2 "--cgroup PATH or --pid PID is required"
 expect 2 "expected reclaim or split, got 'smash'" --cgroup x --method smash
 expect 2 "expected a size like 64M, got '12Q'" --cgroup x --max-bytes 12Q
 expect 2 "expected 0..9, got '10'" --cgroup x --lowutil-bucket 10

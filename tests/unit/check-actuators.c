@@ -317,7 +317,7 @@ START_TEST(test_split_only_lowutil)
 	ck_assert_uint_eq(res.asked_bytes, 509 * 4096);
 	text = get("debug/split_huge_pages");
 	ck_assert_str_eq(text, split_text(START, START + 0x200000));
-	ck_assert_ptr_nonnull(strstr(res.note, "1 THPs changed since the scan"));
+	ck_assert_ptr_nonnull(strstr(res.note, "1 folios changed since the scan"));
 	free(text);
 }
 END_TEST

@@ -7,10 +7,16 @@
 #include <string.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "context.h"
 #include "fileio.h"
+#include "pmadvise.h"
+#include "proc.h"
 #include "scan.h"
 #include "text.h"
 #include "thp.h"
@@ -236,6 +242,62 @@ START_TEST(test_write_file_atomic)
 }
 END_TEST
 
+/* pmadvise: a pidfd is opened only on the process that started at the given time (a reused pid
+ * is never advised); a batch with an unmapped hole fails that iovec alone, the rest are
+ * advised; an exited process is -ESRCH. Real processes: our own child. */
+START_TEST(test_pidfd_checked_and_batch_errors)
+{
+	struct thps_ctx ctx;
+	uint64_t st, addrs[5];
+	int err[5], fd, r;
+	long page = sysconf(_SC_PAGESIZE);
+	char *m;
+	pid_t child;
+
+	thps_ctx_init(&ctx);
+	m = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	memset(m, 1, 4 * page);
+	ck_assert_int_eq(munmap(m + 2 * page, page), 0); /* a hole at page 2 */
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(thps_proc_starttime(&ctx, child, &st), 0);
+	ck_assert_int_eq(thps_pidfd_open(&ctx, child, st + 1), -ESRCH); /* another process */
+	fd = thps_pidfd_open(&ctx, child, st);
+	if (fd == -ENOSYS) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		return; /* no pidfd_open on this kernel: nothing to test */
+	}
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 5; i++)
+		addrs[i] = (uint64_t)(uintptr_t)(m + (i % 4) * page);
+	r = thps_pmadvise(fd, MADV_COLD, addrs, 5, (uint64_t)page, err);
+	if (r == -EPERM) { /* no CAP_SYS_NICE here */
+		close(fd);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		return;
+	}
+	ck_assert_int_eq(r, 4);
+	ck_assert_int_eq(err[0], 0);
+	ck_assert_int_eq(err[1], 0);
+	ck_assert_int_eq(err[2], -ENOMEM); /* the hole */
+	ck_assert_int_eq(err[3], 0);
+	ck_assert_int_eq(err[4], 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ck_assert_int_eq(thps_pmadvise(fd, MADV_COLD, addrs, 1, (uint64_t)page, err), -ESRCH);
+	close(fd);
+	ck_assert_int_eq(thps_pidfd_open(&ctx, child, st), -ESRCH); /* gone */
+	munmap(m, 4 * page);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -254,6 +316,7 @@ static Suite *core_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("text");
 	tcase_add_test(tc, test_text_sanitize);
+	tcase_add_test(tc, test_pidfd_checked_and_batch_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -32,16 +32,22 @@ START_TEST(test_cycle_counts_once)
 
 	ck_assert_int_eq(thps_recollapse_add(&rc, split, 4, INO), 0);
 	ck_assert_uint_eq(rc.n, 3);
-	ck_assert_uint_eq(thps_recollapse_match(&rc, next, 5, INO), 1);
-	/* the re-collapsed and the never-split ranges are forgotten; pid 11's stays */
-	ck_assert_uint_eq(rc.n, 1);
-	ck_assert_int_eq(rc.v[0].pid, 11);
+	ck_assert_uint_eq(thps_recollapse_match(&rc, next, 5, INO, NULL), 1);
+	/* the never-split range is forgotten; the rebuilt one is kept with its return, pid 11's
+	 * stays pending */
+	ck_assert_uint_eq(rc.n, 2);
+	ck_assert_int_eq(rc.v[0].pid, 10);
+	ck_assert_uint_eq(rc.v[0].returns, 1);
+	ck_assert(!rc.v[0].pending);
+	ck_assert_int_eq(rc.v[1].pid, 11);
 	/* one cycle counts once */
-	ck_assert_uint_eq(thps_recollapse_match(&rc, next, 5, INO), 0);
+	ck_assert_uint_eq(thps_recollapse_match(&rc, next, 5, INO, NULL), 0);
 	/* split again, rebuilt again: a second cycle */
 	ck_assert_int_eq(thps_recollapse_add(&rc, next, 1, INO), 0);
+	ck_assert_uint_eq(rc.n, 2);
 	next[0].pfn = 0x9000;
-	ck_assert_uint_eq(thps_recollapse_match(&rc, next, 1, INO), 1);
+	ck_assert_uint_eq(thps_recollapse_match(&rc, next, 1, INO, NULL), 1);
+	ck_assert_uint_eq(rc.v[0].returns, 2);
 	thps_recollapse_clear(&rc);
 	ck_assert_uint_eq(rc.n, 0);
 	ck_assert_ptr_null(rc.v);
@@ -67,13 +73,36 @@ START_TEST(test_bound_drops_oldest)
 	ck_assert_uint_eq(rc.v[3].start, 9 * THP);
 	for (unsigned i = 0; i < 10; i++)
 		r[i].pfn += 0x1000;
-	ck_assert_uint_eq(thps_recollapse_match(&rc, r, 10, INO), 4);
-	ck_assert_uint_eq(rc.n, 0);
+	ck_assert_uint_eq(thps_recollapse_match(&rc, r, 10, INO, NULL), 4);
+	ck_assert_uint_eq(rc.n, 4); /* kept with their returns */
 	/* nothing of this cgroup: nothing allocated */
 	thps_recollapse_clear(&rc);
 	ck_assert_int_eq(thps_recollapse_add(&rc, r, 10, INO + 1), 0);
 	ck_assert_ptr_null(rc.v);
-	ck_assert_uint_eq(thps_recollapse_match(&rc, r, 10, INO), 0);
+	ck_assert_uint_eq(thps_recollapse_match(&rc, r, 10, INO, NULL), 0);
+}
+END_TEST
+
+/* A range rebuilt THPS_RECOLLAPSE_PIN_AFTER times is pinned: reported once, never split again;
+ * its neighbours are not. */
+START_TEST(test_pin_after_returns)
+{
+	struct thps_recollapse rc = { 0 };
+	struct thps_thp_range r[2] = { rng(10, 100, 0, 0x1000, INO), rng(10, 100, THP, 0x1200, INO) };
+	size_t pinned = 0, total = 0;
+
+	for (unsigned k = 0; k < THPS_RECOLLAPSE_PIN_AFTER; k++) {
+		ck_assert(!thps_recollapse_pinned(&rc, &r[0]));
+		ck_assert_int_eq(thps_recollapse_add(&rc, r, 1, INO), 0);
+		r[0].pfn += 0x200; /* khugepaged built it anew */
+		ck_assert_uint_eq(thps_recollapse_match(&rc, r, 2, INO, &pinned), 1);
+		total += pinned;
+	}
+	ck_assert_uint_eq(total, 1);
+	ck_assert(thps_recollapse_pinned(&rc, &r[0]));
+	ck_assert(!thps_recollapse_pinned(&rc, &r[1]));
+	ck_assert_uint_eq(thps_recollapse_n_pinned(&rc), 1);
+	thps_recollapse_clear(&rc);
 }
 END_TEST
 
@@ -84,6 +113,7 @@ static Suite *recollapse_suite(void)
 
 	tcase_add_test(tc, test_cycle_counts_once);
 	tcase_add_test(tc, test_bound_drops_oldest);
+	tcase_add_test(tc, test_pin_after_returns);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,13 +10,16 @@ exec </dev/console >/dev/console 2>&1
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
-mount -t debugfs debugfs /sys/kernel/debug
+# thps.nodebugfs (the lockdown boots): as on most nodes and in containers, no debugfs
+grep -q 'thps\.nodebugfs=1' /proc/cmdline || mount -t debugfs debugfs /sys/kernel/debug
+mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
 trap 'poweroff -f' EXIT # if init dies anyway: panic=-1 reboots and qemu -no-reboot exits
 
 THPS_KERNEL=$(sed -n 's/.*thps\.kernel=\([^ ]*\).*/\1/p' /proc/cmdline)
-export THPS_KERNEL
+THPS_VARIANT=$(sed -n 's/.*thps\.variant=\([^ ]*\).*/\1/p' /proc/cmdline)
+export THPS_KERNEL THPS_VARIANT
 . /lib.sh
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control ||
 	vm_fail vm.cgroup "cannot enable +memory in the root's cgroup.subtree_control"
@@ -44,7 +47,8 @@ enabled0=$(sed 's/.*\[\(.*\)\].*/\1/' $T/enabled)
 vm_pass vm.boot "kernel=$(uname -r) uptime=$(vm_uptime)s thp=$enabled0 max_ptes_none=$mpn0" \
 	"shrink_underused=$(cat $T/shrink_underused 2>/dev/null || echo n/a)" \
 	"swap=$(awk 'NR>1' /proc/swaps | wc -l) cgroup2=$(cat /sys/fs/cgroup/cgroup.subtree_control)" \
-	"class=$THPS_KCLASS mthp_kB=${THPS_MTHP_SIZES:-none}"
+	"class=$THPS_KCLASS mthp_kB=${THPS_MTHP_SIZES:-none}" \
+	"lockdown=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/security/lockdown 2>/dev/null || echo n/a)"
 
 for s in /scenarios/[0-9]*.sh; do
 	[ -e "$s" ] || continue

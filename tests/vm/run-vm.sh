@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# run-vm.sh KERNEL: boots KERNEL (k612 | k61 | rfc) under qemu TCG with an initramfs holding
+# run-vm.sh KERNEL[-lockdown]: boots KERNEL (k73 | k612 | k61 | rfc) under qemu TCG with an initramfs holding
 # busybox, the project's built programs, the tools of tests/tools, lib.sh and every
 # scenarios/NN-*.sh; the guest runs each scenario and prints "RESULT PASS|FAIL|SKIP name details"
 # lines. They are collected into $builddir/tests/vm/results/KERNEL.result; the console log is
@@ -13,10 +13,26 @@
 #   THPS_VM_OUTDIR (where the result and log go, default $builddir/tests/vm/results),
 #   THPS_VM_MEM (guest memory, default 3G: 55-trust holds 1,000 THPs at once).
 #
+# KERNEL-lockdown (k612-lockdown, k73-lockdown): the same kernel booted with lockdown=integrity
+# (what Secure Boot enforces: debugfs refuses every write) and debugfs not mounted, running only
+# the scenarios that are about such a node (38-exact) unless THPS_VM_SCENARIOS says otherwise.
+#
 # KVM is never used: on this project's machines /dev/kvm exists but KVM pauses with an internal
 # error (see README), and TCG with -cpu max gives the guest every instruction the binaries need.
 set -uo pipefail
-KERNEL=${1:?usage: run-vm.sh k612|k61|rfc}
+KERNEL=${1:?usage: run-vm.sh k73|k612|k61|rfc[-lockdown]}
+BASE=${KERNEL%%-*}
+VARIANT=${KERNEL#"$BASE"}
+VARIANT=${VARIANT#-}
+VARIANT_APPEND=""
+case $VARIANT in
+"") ;;
+lockdown)
+	VARIANT_APPEND="lockdown=integrity thps.nodebugfs=1 thps.variant=lockdown"
+	THPS_VM_SCENARIOS=${THPS_VM_SCENARIOS:-38-exact}
+	;;
+*) echo "run-vm.sh: unknown variant '$VARIANT' of $BASE (known: lockdown)" >&2; exit 2 ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
 builddir=${top_builddir:-$(pwd)}
@@ -35,7 +51,7 @@ skip() {
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (package qemu-system-x86)"
 [ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
 	skip "/bin/busybox is not busybox-static (package busybox-static)"
-image=$("$here/fetch-kernel.sh" "$KERNEL" 2>"$outdir/$KERNEL.fetch.log")
+image=$("$here/fetch-kernel.sh" "$BASE" 2>"$outdir/$KERNEL.fetch.log")
 case $? in
 0) ;;
 77) skip "$(tail -1 "$outdir/$KERNEL.fetch.log")" ;;
@@ -90,7 +106,7 @@ t0=$(date +%s.%N)
 # CI runs). Same speed on this 2-core host (k612: 149 s vs 144 s).
 timeout -k 10 "${THPS_VM_TIMEOUT:-1200}" qemu-system-x86_64 -accel "tcg,thread=${THPS_VM_TCG_THREAD:-single}" -cpu max -m "${THPS_VM_MEM:-3G}" -smp 2 \
 	-nographic -no-reboot -nodefaults -serial stdio -kernel "$image" -initrd "$stage/initrd.gz" ${QEMU_EXTRA:-} \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=always thps.kernel=$KERNEL ${THPS_VM_APPEND:-}" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=always thps.kernel=$BASE $VARIANT_APPEND ${THPS_VM_APPEND:-}" \
 	</dev/null 2>&1 | tr -d '\r' > "$log"
 qrc=${PIPESTATUS[0]}
 t1=$(date +%s.%N)

@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# vm-timeout: 600
+# 38-exact: the exact give-back, on a node as production runs it. In the k612-lockdown and
+# k73-lockdown boots the kernel runs under lockdown=integrity (Secure Boot's: debugfs refuses
+# every write) with debugfs not mounted; khugepaged/max_ptes_none is 409 before any workload
+# starts. One cgroup holds sparse folios (a few subpages used), partially mapped folios (written
+# whole, then all but a few subpages MADV_DONTNEED) and full folios, and a process that reads a
+# 48 MiB file (9p, page cache charged to the cgroup) every 0.5 s. Per folio size (PMD on k612,
+# 16 KiB and 64 KiB mTHP on k73):
+#   - `thpshrink reclaim --method split` gives back >= 95 % of the sparse and partially mapped
+#     waste through process_madvise (memory.current less the page cache's change);
+#   - the cgroup's file pages stay >= 95 % at every sample during the action, and fewer than 5 %
+#     are read again (workingset_refault_file);
+#   - the full folios stay folios, a sibling cgroup and every global THP knob are unchanged, the
+#     data verifies;
+# then the same through thpshrinkd with a split policy. On k61 (a split frees no zero subpage):
+# the partially mapped folios' unmapped subpages are freed and the sparse ones are reported as
+# not freeable. The RFC kernel: as upstream. k612/k73 normal boots: SKIP (their lockdown boots
+# run it).
+PORT=9479
+D=/tmp/thpsd-exact
+case $THPS_KERNEL in
+k612 | k73)
+	if [ "$THPS_VARIANT" != lockdown ]; then
+		vm_skip exact "runs in the $THPS_KERNEL-lockdown boot (lockdown=integrity, no debugfs)"
+		return 0 2>/dev/null || exit 0
+	fi
+	ld=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/security/lockdown 2>/dev/null)
+	vm_check lockdown "lockdown=${ld:-n/a}" [ "$ld" = integrity ]
+	vm_check no-debugfs "split_huge_pages $(ls /sys/kernel/debug/split_huge_pages 2>&1 | head -1)" \
+		[ ! -e /sys/kernel/debug/split_huge_pages ]
+	;;
+esac
+has_size() { case " $THPS_MTHP_SIZES " in *" $1 "*) return 0 ;; esac; return 1; }
+case $THPS_KERNEL in
+k73)
+	SIZES=""
+	has_size 16 && SIZES="$SIZES 16"
+	has_size 64 && SIZES="$SIZES 64"
+	[ -n "$SIZES" ] || vm_fail sizes "k73 offers no 16 or 64 KiB mTHP ($THPS_MTHP_SIZES)"
+	;;
+*) SIZES=2048 ;;
+esac
+PMD_KB=$(($(vm_thp_knob hpage_pmd_size) / 1024))
+knobs() { # every global THP knob, one line
+	for f in enabled defrag shrink_underused khugepaged/max_ptes_none khugepaged/max_ptes_swap \
+		khugepaged/max_ptes_shared khugepaged/defrag $THP_SYS/hugepages-*kB/enabled; do
+		case $f in /*) ;; *) f=$THP_SYS/$f ;; esac
+		[ -f "$f" ] && printf '%s=%s ' "${f#$THP_SYS/}" "$(cat "$f")"
+	done
+}
+only_size() { # KB: that size always, every other mTHP size never (the PMD size: its own knob)
+	for d in $THP_SYS/hugepages-*kB; do
+		[ -f "$d/enabled" ] || continue
+		_k=${d##*/hugepages-}; _k=${_k%kB}
+		if [ "$_k" = "$1" ]; then echo always > "$d/enabled"; else echo never > "$d/enabled"; fi
+	done
+}
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a * 100 / b; else print "n/a" }'; }
+
+vm_set_thp_knob khugepaged/max_ptes_none 409
+
+# --- the hot file, over 9p with the page cache ---
+HOT=""
+for m in netfs 9pnet 9pnet_virtio 9p; do
+	[ -f /exact/9p/$m.ko ] && { insmod /exact/9p/$m.ko 2>/dev/null || true; }
+done
+mkdir -p /hot
+if mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hot /hot 2>/tmp/hot.err &&
+	[ -s /hot/hot.dat ]; then
+	HOT=/hot/hot.dat
+else
+	vm_skip page-cache "no hot file over 9p: $(cat /tmp/hot.err /exact/missing 2>/dev/null | head -2 | tr '\n' ' ')"
+fi
+# start_reader CG: reads the file every 0.5 s from inside CG; sets READER
+start_reader() {
+	[ -n "$HOT" ] || return 0
+	# the file's pages are charged to the cgroup that reads them first: start afresh
+	echo 1 > /proc/sys/vm/drop_caches
+	sh -c "echo \$\$ > $(vm_cgpath "$1")/cgroup.procs; while :; do cat $HOT > /dev/null; sleep 0.5; done" &
+	READER=$!
+	i=0; while [ "$(vm_memstat "$1" file)" -lt $((45 << 20)) ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+	echo "# reader in $1: file $(vm_memstat "$1" file) bytes"
+}
+# sample_file CG OUT: memory.stat file every 50 ms into OUT until /tmp/stop-sampling exists
+sample_file() {
+	rm -f /tmp/stop-sampling
+	( while [ ! -e /tmp/stop-sampling ]; do vm_memstat "$1" file; sleep 0.05; done > "$2" ) &
+	SAMPLER=$!
+}
+stop_sampling() { touch /tmp/stop-sampling; wait "$SAMPLER" 2>/dev/null; }
+# page_cache_checks CG FILE0 REFAULT0 SAMPLES WHAT
+page_cache_checks() {
+	[ -n "$HOT" ] || return 0
+	_min=$(sort -n "$4" | head -1)
+	_ref=$(( $(vm_memstat "$1" workingset_refault_file) - $3 ))
+	vm_check "$5-file-kept" "file pages $2 -> min $_min bytes over $(wc -l < "$4") samples ($(pct "$_min" "$2") %)" \
+		[ $((_min * 100)) -ge $(($2 * 95)) ]
+	vm_check "$5-few-refaults" "refaults +$_ref pages of $(($2 / 4096)) file pages" \
+		[ $((_ref * 100)) -lt $(($2 / 4096 * 5)) ]
+}
+# mix SIZE_KB: sparse, full and partially mapped folios of that size (about 48 MiB of waste
+# for the PMD size, less for the small ones)
+mix() {
+	_sub=$(($1 / 4))
+	case $1 in
+	$PMD_KB) echo "--mix 8:24,$_sub:8 --partial 8:24" ;;
+	*) echo "--folio-size ${1}K --mix 1:$((24 * PMD_KB / $1 / 4)),$_sub:64 --partial 1:$((24 * PMD_KB / $1 / 4))" ;;
+	esac
+}
+
+sib=$(vm_cgroup_new ex-sibling)
+vm_bloat_start "$sib" --mix 512:8 || vm_fail sibling-start "$(cat "$BLOAT_LOG")"
+SIB_PID=$BLOAT_PID SIB_START=$BLOAT_START SIB_END=$BLOAT_END
+sib_mc0=$(vm_mem_current "$sib") sib_thp0=$(vm_memstat "$sib" anon_thp)
+
+for kb in $SIZES; do
+	[ "$kb" = "$PMD_KB" ] || only_size "$kb"
+	n=ex-$kb
+	cg=$(vm_cgroup_new $n)
+	start_reader $n
+	if ! vm_bloat_start "$cg" $(mix "$kb"); then
+		vm_fail $kb-start "thpshrink-bloat did not start: $(cat "$BLOAT_LOG")"
+		continue
+	fi
+	file0=$(vm_memstat $n file) ref0=$(vm_memstat $n workingset_refault_file)
+	mc0=$(vm_mem_current $n)
+	sample_file $n /tmp/ex-$kb.samples
+	k0=$(knobs)
+	out=$(thpshrink reclaim --cgroup $n --method split 2>&1); rc=$?
+	k1=$(knobs)
+	stop_sampling
+	vm_check $kb-knobs-unchanged "$k1" [ "$k0" = "$k1" ]
+	echo "$out" | sed "s/^/# $kb: /"
+	mc1=$(vm_mem_current $n) file1=$(vm_memstat $n file)
+	vm_summary "$out"
+	waste=$(echo "$out" | sed -n 's/^low-utilization THPs: [0-9]* -> [0-9]*, waste \([0-9]*\) -> .*/\1/p')
+	unm=$(echo "$out" | sed -n 's/^partially mapped THPs: [0-9]* -> [0-9]*, unmapped \([0-9]*\) -> .*/\1/p')
+	unm1=$(echo "$out" | sed -n 's/^partially mapped THPs: [0-9]* -> [0-9]*, unmapped [0-9]* -> \([0-9]*\) .*/\1/p')
+	freed=$((mc0 - mc1 - (file0 - file1)))
+	detail="waste ${waste:-?} + unmapped ${unm:-?} bytes; memory.current $mc0 -> $mc1, file $file0 -> $file1: freed $freed ($(pct $freed $((waste + unm))) %), thpshrink given_back=$given_back rc=$rc"
+	vm_check $kb-mechanism "$(echo "$out" | grep -m1 '^split:')" vm_has "$out" 'by process_madvise$'
+	case $THPS_KCLASS in
+	upstream | rfc)
+		vm_check $kb-gives-back-95pct "$detail" [ $((freed * 100)) -ge $(((waste + unm) * 95)) -a "$rc" = 0 ]
+		;;
+	none)
+		vm_check $kb-partial-freed "$detail; unmapped after ${unm1:-?}" \
+			[ "${unm:-0}" -gt 0 -a "${unm1:-1}" = 0 -a $((freed * 100)) -ge $((unm * 90)) ]
+		vm_check $kb-sparse-not-freeable "$(echo "$out" | grep -m1 -o 'sparse folios not split[^;]*' || echo 'no such note')" \
+			vm_has "$out" 'sparse folios not split: a split frees no zero subpage on this kernel'
+		;;
+	esac
+	page_cache_checks $n "$file0" "$ref0" /tmp/ex-$kb.samples $kb
+	if [ "$kb" = "$PMD_KB" ]; then
+		vm_thpcheck "$BLOAT_PID" "$BLOAT_START" "$BLOAT_END"
+		vm_check $kb-full-kept "full=$chk_full full_thp=$chk_full_thp" [ "$chk_full_thp" = 8 ]
+	else
+		f1=$(echo "$out" | sed -n "s/^size ${kb}K: folios [0-9]* -> \([0-9]*\),.*/\1/p")
+		vm_check $kb-full-kept "${kb} KiB folios after: ${f1:-?} (64 full)" [ "${f1:-0}" -ge 64 ]
+	fi
+	vm_check_bloat $kb-data-intact
+	vm_bloat_stop
+	[ -n "$HOT" ] && kill "$READER" 2>/dev/null
+done
+
+# --- the same through thpshrinkd with a split policy (the last size) ---
+kb=${SIZES##* }
+mkdir -p $D/pol $D/state
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+cat > $D/pol/10-split.json <<'JEOF'
+{ "name": "exact", "match": { "cgroup": "/ex-daemon" }, "mode": "enforce", "action": "split",
+  "trigger": { "min_waste": "2M" }, "cooldown": "2s",
+  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
+JEOF
+chmod 644 $D/pol/*.json
+cg=$(vm_cgroup_new ex-daemon)
+start_reader ex-daemon
+if vm_bloat_start "$cg" $(mix "$kb"); then
+	file0=$(vm_memstat ex-daemon file) ref0=$(vm_memstat ex-daemon workingset_refault_file)
+	mc0=$(vm_mem_current ex-daemon)
+	sample_file ex-daemon /tmp/ex-d.samples
+	k0=$(knobs)
+	thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT --interval 2 \
+		--scan-cpu 100 -v > $D/daemon.log 2>&1 &
+	DPID=$!
+	i=0 gb=0
+	while [ $i -lt 300 ]; do
+		gb=$(vm_metric thpshrink_given_back_bytes_total 'cgroup="/ex-daemon"')
+		[ "${gb:-0}" -gt 0 ] && break
+		sleep 0.2; i=$((i + 1))
+	done
+	sleep 3 # one more pass: what the first left behind
+	stop_sampling
+	k1=$(knobs)
+	vm_check daemon-knobs-unchanged "$k1" [ "$k0" = "$k1" ]
+	mc1=$(vm_mem_current ex-daemon) file1=$(vm_memstat ex-daemon file)
+	freed=$((mc0 - mc1 - (file0 - file1)))
+	grep -E 'Splits:|split \(' $D/daemon.log | head -3 | sed 's/^/# daemon: /'
+	kill -0 "$DPID" 2>/dev/null || tail -20 $D/daemon.log | sed 's/^/# daemon log: /'
+	vm_check daemon-mechanism "$(grep -m1 'Splits:' $D/daemon.log)" grep -q 'Splits: process_madvise' $D/daemon.log
+	case $THPS_KCLASS in
+	upstream | rfc)
+		vm_check daemon-gives-back "memory.current $mc0 -> $mc1, file $file0 -> $file1: freed $freed bytes; thpshrink_given_back_bytes_total $gb" \
+			[ "$freed" -ge $((40 << 20)) -o \( "$kb" != "$PMD_KB" -a "$freed" -ge $((20 << 20)) \) ] ;;
+	none)
+		vm_check daemon-gives-back "memory.current $mc0 -> $mc1: freed $freed bytes (partially mapped only)" \
+			[ "$freed" -ge $((20 << 20)) ] ;;
+	esac
+	vm_check daemon-no-reclaim "memory.reclaim writes logged: $(grep -c 'memory.reclaim' $D/daemon.log)" \
+		sh -c "! grep -q 'memory.reclaim for partially mapped' $D/daemon.log"
+	page_cache_checks ex-daemon "$file0" "$ref0" /tmp/ex-d.samples daemon
+	vm_finish_bloat_and_daemon "$DPID"
+else
+	vm_fail daemon-start "thpshrink-bloat did not start: $(cat "$BLOAT_LOG")"
+fi
+[ -n "$HOT" ] && kill "$READER" 2>/dev/null
+
+vm_check_sibling_untouched "$sib" "$sib_mc0" "$sib_thp0"
