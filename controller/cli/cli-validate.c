@@ -29,6 +29,22 @@ static void print_errors(struct thps_policy_errors *errs)
 	thps_policy_errors_clear(errs);
 }
 
+/* memory.reclaim is a valid choice, but not a free one: say what it costs where it is chosen. */
+static void note_reclaim(const struct thps_policy_set *set, size_t from)
+{
+	for (size_t i = from; i < set->n; i++) {
+		const struct thps_policy *p = &set->policies[i];
+
+		if (p->action != THPS_POLICY_RECLAIM || p->mode != THPS_MODE_ENFORCE || !p->file)
+			continue;
+		printf(
+		    "%s:%u:%u: note: policy '%s': action \"reclaim\" writes memory.reclaim, which "
+		    "also reclaims the cgroup's page cache (files it may read again at once); "
+		    "\"split\" gives back exactly the waste and no page cache\n",
+		    p->file, p->line, p->col, p->name);
+	}
+}
+
 int thps_cli_validate(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -75,13 +91,19 @@ int thps_cli_validate(int argc, char **argv)
 		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
 			struct thps_policy_set *set = NULL;
 			r = thps_policy_set_load_dir(argv[i], flags, &set, &errs);
-			if (r >= 0)
+			if (r >= 0) {
 				printf("%s: %zu policies OK\n", argv[i], set->n);
+				note_reclaim(set, 0);
+			}
 			thps_policy_set_free(set);
 		} else {
+			size_t first = all->n;
+
 			r = thps_policy_load_file(argv[i], flags, all, &errs);
-			if (r >= 0)
+			if (r >= 0) {
 				printf("%s: %d policies OK\n", argv[i], r);
+				note_reclaim(all, first);
+			}
 		}
 		if (r < 0)
 			bad = 1;

@@ -204,7 +204,7 @@ static void decide_and_act(struct manager *m, time_t now)
 				    res.note[0] ? ": " : "", res.note);
 			} else if (a != DGLUE_ACT_OBSERVE) {
 				log_info("cgroup '%s': %s%s%s%s asked %" PRIu64
-					 " bytes, gave back %" PRIu64 " (anon), page cache %" PRIu64
+					 " bytes, gave back %" PRIu64 ", page cache %" PRIu64
 					 " bytes lost%s%s",
 					 c->path, dglue_action_name(d.action),
 					 res.mechanism ? " (" : "",

@@ -105,7 +105,9 @@ mix() {
 	_sub=$(($1 / 4))
 	case $1 in
 	$PMD_KB) echo "--mix 8:24,$_sub:8 --partial 8:24" ;;
-	*) echo "--folio-size ${1}K --mix 1:$((24 * PMD_KB / $1 / 4)),$_sub:64 --partial 1:$((24 * PMD_KB / $1 / 4))" ;;
+	# one used subpage of 16 is in bucket 0; of 4 it is bucket 2: 16 KiB sparse folios are empty
+	*) _u=$((_sub >= 10 ? 1 : 0))
+	   echo "--folio-size ${1}K --mix $_u:$((24 * PMD_KB / $1 / 4)),$_sub:64 --partial 1:$((24 * PMD_KB / $1 / 4))" ;;
 	esac
 }
 
@@ -156,7 +158,7 @@ for kb in $SIZES; do
 		vm_thpcheck "$BLOAT_PID" "$BLOAT_START" "$BLOAT_END"
 		vm_check $kb-full-kept "full=$chk_full full_thp=$chk_full_thp" [ "$chk_full_thp" = 8 ]
 	else
-		f1=$(echo "$out" | sed -n "s/^size ${kb}K: folios [0-9]* -> \([0-9]*\),.*/\1/p")
+		f1=$(echo "$out" | sed -n "s/^size ${kb} KiB: folios [0-9]* -> \([0-9]*\),.*/\1/p")
 		vm_check $kb-full-kept "${kb} KiB folios after: ${f1:-?} (64 full)" [ "${f1:-0}" -ge 64 ]
 	fi
 	vm_check_bloat $kb-data-intact

@@ -29,9 +29,12 @@
 # pages) in all three, the same history compressed. The page cache is dropped before each (the
 # services' file pages are charged to whichever cgroup reads them first).
 # Checks: every data check; the node's footprint (sum of the services' memory.current) with
-# thpshrinkd within NODE_TOL % (5, the issue's goal) of THP never; each service's throughput >= 0.5 of THP always's
-# (a collapse guard under TCG: the best of 3, as is or per calibration loop); the node's anon
-# memory within 3 x NODE_TOL % (G1 moves the JVM's anon by up to 15 MiB between runs); the daemon exits 0 on SIGTERM.
+# thpshrinkd within NODE_TOL % (3) of THP never and its anon memory within ANON_TOL % (5); each
+# service's file pages (its binaries and libraries) with thpshrinkd >= 95 % of THP never's: the
+# splits go through process_madvise and evict no page cache; THP retention: of the THPs THP
+# always leaves >= 90 % used (bucket 9), >= 90 % are still THPs with thpshrinkd; each service's
+# throughput >= 0.5 of THP always's (a collapse guard under TCG: the best of 3, as is or per
+# calibration loop); the daemon splits by process_madvise and exits 0 on SIGTERM.
 # Figures: "# node-fig K=V ..." lines, "# node-hist" (each THP histogram), "# node-smaps" (the
 # runtimes' mappings with >= 1 MiB anon) and "# node-ts CONF SECS BYTES..." every 3 s (the plot);
 # tests/bench/node.sh makes the table and the plot of them.
@@ -62,6 +65,7 @@ ROUNDS=${ROUNDS:-3}
 SETTLE=$(sed -n 's/.*thps\.node_settle=\([0-9]*\).*/\1/p' /proc/cmdline)
 SETTLE=${SETTLE:-20}
 NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
+ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # The bound CI asserts: the issue's 5 % on memory.current, 15 % on anon (thps.node_tol=N sets
 # another). It holds because the runtimes run as a fleet runs them for a stable footprint, the same
 # in all three configurations: the JVM trims glibc's malloc arenas (-XX:TrimNativeHeapInterval=1000;
@@ -72,7 +76,10 @@ NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # Before them, with the shipped policies, CI measured 105.8 % (anon 111.5 %) on 6.12, the JVM
 # +17 MiB anon over THP never with 2.3 MiB of zero subpages left in its THPs: the collectors'
 # sizing, not THP.
-NODE_TOL=${NODE_TOL:-5}
+# With splits through process_madvise (issue 25) the page cache stays: memory.current is compared
+# like for like, and the bounds are the issue's 3 % (memory.current) and 5 % (anon).
+NODE_TOL=${NODE_TOL:-3}
+ANON_TOL=${ANON_TOL:-5}
 GOAL=5
 CUT=3
 # The advice for the widest cut among the shipped policies (61-jvm-split.json: "80%" = bucket 7):
@@ -284,16 +291,19 @@ run_config() { # CONF
 		cg=$(cg_of $v) p=/system.slice/$v.service
 		mc=$(vm_mem_current $cg) an=$(vm_memstat $cg anon) fi=$(vm_memstat $cg file) th=$(vm_memstat $cg anon_thp)
 		total=$((total + mc)) tanon=$((tanon + an)) tthp=$((tthp + th))
-		eval "mc_${conf}_$v=$mc"
+		eval "mc_${conf}_$v=$mc file_${conf}_$v=$fi"
 		r=$(eval echo \$rate_${conf}_$v) rn=$(eval echo \$norm_${conf}_$v)
 		fig conf=$conf svc=$v mc=$mc anon=$an file=$fi anon_thp=$th thps=$((th / 2097152)) \
 			report_thps=$(jget $W/report-$conf.json $p thps) lowutil_thps=$(jget $W/report-$conf.json $p lowutil_thps) \
 			waste=$(jget $W/report-$conf.json $p waste_bytes) partial=$(jget $W/report-$conf.json $p partial_unmapped_bytes) rate=$r norm=$rn
 	done
+	b9=0
 	for v in $SVCS; do   # BUCKET:THPS/ZERO_SUBPAGES: what each cut would give back
 		h=$(jhist $W/report-$conf.json /system.slice/$v.service)
 		[ -z "$h" ] || echo "# node-hist conf=$conf svc=$v $h"
+		b9=$((b9 + $(echo "$h" | tr ' ' '\n' | sed -n 's|^9:\([0-9]*\)/.*|\1|p' | head -1 | grep . || echo 0)))
 	done
+	eval "full_$conf=$b9"
 	for v in jvm go nodejs; do   # where each runtime's anonymous memory sits: its largest mappings
 		for _p in $(cat $(cg_of $v)/cgroup.procs); do
 			awk -v c=$conf -v v=$v '/^[0-9a-f]+-[0-9a-f]+ / { n++; pm[n] = $2; nm[n] = NF >= 6 ? $6 : "-" }
@@ -317,7 +327,8 @@ run_config() { # CONF
 		gb=$(vm_metric thpshrink_given_back_bytes_total)
 		fig conf=$conf daemon_cpu_pct=$(awk -v t=$ticks -v s=$secs 'BEGIN { printf "%.1f", t / s }') daemon_secs=$secs \
 			daemon_rss=$rss daemon_hwm=$hwm daemon_given_back=$gb
-		grep -E "(split|reclaim) asked" $D/daemon.log | tail -12 | sed 's/^/# thpshrinkd: /'
+		grep -E "Splits:|(split|reclaim)( \([a-z_]*\))? asked" $D/daemon.log | tail -12 | sed 's/^/# thpshrinkd: /'
+		vm_check $conf.daemon-exact "$(grep -m1 'Splits:' $D/daemon.log)" grep -q 'Splits: process_madvise' $D/daemon.log
 		kill -TERM $DPID; wait $DPID; drc=$?
 		vm_check $conf.daemon-exit "thpshrinkd: exit status $drc on SIGTERM; CPU $(awk -v t=$ticks -v s=$secs 'BEGIN { printf "%.1f", t / s }') % of one vCPU over $secs s, RSS $(vm_mib $rss) MiB (peak $(vm_mib $hwm)); gave back $(vm_mib ${gb:-0}) MiB" [ $drc = 0 ]
 		thpshrink reclaim --restore-max-ptes-none > /dev/null 2>&1
@@ -342,10 +353,19 @@ goal=$([ $((node_thpsd * 100)) -le $((node_never * (100 + GOAL))) ] && echo met 
 fig svc=node goal_${GOAL}pct=$goal
 vm_check node-footprint "node: THP always + thpshrinkd $(vm_mib $node_thpsd) MiB = $(pct $node_thpsd $node_never) % of THP never ($(vm_mib $node_never) MiB; THP always $(vm_mib $node_always) MiB); bound ${NODE_TOL} %; the goal of ${GOAL} %: $goal" \
 	[ $((node_thpsd * 100)) -le $((node_never * (100 + NODE_TOL))) ]
-# memory.reclaim also evicts the services' page cache (their binaries and libraries, read again
-# when needed), which THP never keeps: anonymous memory alone, with the margin CI runs showed
-vm_check node-anon "node anon: THP always + thpshrinkd $(vm_mib $anon_thpsd) MiB = $(pct $anon_thpsd $anon_never) % of THP never ($(vm_mib $anon_never) MiB; THP always $(vm_mib $anon_always) MiB); bound $((3 * NODE_TOL)) %" \
-	[ $((anon_thpsd * 100)) -le $((anon_never * (100 + 3 * NODE_TOL))) ]
+vm_check node-anon "node anon: THP always + thpshrinkd $(vm_mib $anon_thpsd) MiB = $(pct $anon_thpsd $anon_never) % of THP never ($(vm_mib $anon_never) MiB; THP always $(vm_mib $anon_always) MiB); bound ${ANON_TOL} %" \
+	[ $((anon_thpsd * 100)) -le $((anon_never * (100 + ANON_TOL))) ]
+# The splits evict no page cache: each service keeps its binaries' and libraries' pages
+for v in $SVCS; do
+	fn=$(eval echo \$file_never_$v) fd=$(eval echo \$file_thpsd_$v)
+	vm_check file-kept.$v "$v file pages: THP never $(vm_mib $fn) MiB, always+thpshrinkd $(vm_mib $fd) MiB = $(pct $fd $fn) % (bound >= 95 %)" \
+		[ $((fd * 100)) -ge $((fn * 95)) ]
+	fig svc=$v file_pct=$(pct $fd $fn)
+done
+# THP retention: the well-used THPs (bucket 9, >= 90 % used) that THP always builds stay THPs
+vm_check thp-retention "THPs >= 90 % used: THP always $full_always, always+thpshrinkd $full_thpsd = $(pct $full_thpsd $full_always) % (bound >= 90 %)" \
+	[ "$full_always" -gt 0 -a $((full_thpsd * 100)) -ge $((full_always * 90)) ]
+fig svc=node thp_retention_pct=$(pct $full_thpsd $full_always)
 for v in $SVCS; do
 	a=$(eval echo \$rate_always_$v) d=$(eval echo \$rate_thpsd_$v) n=$(eval echo \$rate_never_$v)
 	an=$(eval echo \$norm_always_$v) dn=$(eval echo \$norm_thpsd_$v)
