@@ -317,8 +317,11 @@ static void actions(struct out *o, const struct thps_metrics_input *in)
 	    {"thpshrink_requested_bytes_total", "Bytes the daemon asked the kernel to give back.",
 	     offsetof(struct thps_metrics_action, bytes_requested)},
 	    {"thpshrink_given_back_bytes_total",
-	     "Bytes given back, measured before and after each action.",
+	     "Bytes given back, measured before and after each action (page cache not counted).",
 	     offsetof(struct thps_metrics_action, bytes_given_back)},
+	    {"thpshrink_page_cache_evicted_bytes_total",
+	     "Page cache the cgroup lost during the daemon's actions (memory.stat file).",
+	     offsetof(struct thps_metrics_action, bytes_page_cache_evicted)},
 	};
 
 	for (size_t f = 0; f < ELEMENTSOF(fams); f++) {

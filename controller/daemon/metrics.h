@@ -17,7 +17,9 @@ struct thps_metrics_action {
 	uint64_t count;	    /* actions taken (observe: decisions that would have acted) */
 	uint64_t failures;
 	uint64_t bytes_requested;
-	uint64_t bytes_given_back; /* measured: memory.current / anon_thp before - after */
+	uint64_t bytes_given_back; /* measured: memory.current before - after, page cache not
+				    * counted */
+	uint64_t bytes_page_cache_evicted; /* memory.stat file before - after */
 };
 
 /* A named 0/1 kernel capability from the probe ("memory_reclaim", "split_huge_pages", ...). */

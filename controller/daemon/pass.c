@@ -195,6 +195,7 @@ static void decide_and_act(struct manager *m, time_t now)
 			rec->act[a].count++;
 			rec->act[a].bytes_requested += res.requested;
 			rec->act[a].bytes_given_back += res.given_back;
+			rec->act[a].bytes_page_cache_evicted += res.file_lost;
 			if (r < 0) {
 				rec->act[a].failures++;
 				count_decision(m, "failed");

@@ -59,7 +59,7 @@ static void fill_input(struct thps_metrics_input *in, const struct thps_scan *s,
 		       struct thps_metrics_action *acts, struct thps_metrics_flag *flags,
 		       struct thps_metrics_count *dec)
 {
-	acts[0] = (struct thps_metrics_action){ "/web.slice/app", "reclaim", 2, 1, 4u << 20, 3u << 20 };
+	acts[0] = (struct thps_metrics_action){ "/web.slice/app", "reclaim", 2, 1, 4u << 20, 3u << 20, 1u << 20 };
 	flags[0] = (struct thps_metrics_flag){ "memory_reclaim", true };
 	flags[1] = (struct thps_metrics_flag){ "debugfs_thp_utilization", false };
 	dec[0] = (struct thps_metrics_count){ "act", 2 };
