@@ -36,6 +36,7 @@ struct reclaim_args {
 	long set_mpn; /* -1 = leave it */
 	bool restore_mpn;
 	unsigned recollapse_wait;
+	bool cold_whole; /* --cold-after-split */
 	/* set before printing: khugepaged/max_ptes_none now (-1 unknown) and the value that keeps
 	 * split THPs of buckets 0..lowutil_bucket split */
 	long mpn_now;
@@ -63,6 +64,8 @@ static void usage(FILE *f)
 	    "  --lowutil-bucket B        THPs in buckets 0..B are low-utilization (default 0)\n"
 	    "  --recollapse-wait SECS    rescan again after SECS to see if khugepaged "
 	    "re-collapsed\n"
+	    "  --cold-after-split        after a split, MADV_COLD the whole range: khugepaged\n"
+	    "                            skips ranges with no recently used page\n"
 	    "  --set-max-ptes-none N     set khugepaged/max_ptes_none to N first (GLOBAL: all\n"
 	    "                            processes; the old value is saved for the restore)\n"
 	    "  --restore-max-ptes-none   put the saved max_ptes_none back and exit\n"
@@ -372,7 +375,7 @@ static void print_json(const char *cg, const struct reclaim_args *a, const char 
 
 static int parse_args(int argc, char **argv, struct reclaim_args *a)
 {
-	enum { O_METHOD = 256, O_DRY, O_MAX, O_BUCKET, O_JSON, O_SET, O_RESTORE, O_WAIT, O_PID };
+	enum { O_METHOD = 256, O_DRY, O_MAX, O_BUCKET, O_JSON, O_SET, O_RESTORE, O_WAIT, O_PID, O_COLD };
 	static const struct option opts[] = {
 	    {"cgroup", required_argument, NULL, 'c'},
 	    {"method", required_argument, NULL, O_METHOD},
@@ -384,6 +387,7 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 	    {"restore-max-ptes-none", no_argument, NULL, O_RESTORE},
 	    {"recollapse-wait", required_argument, NULL, O_WAIT},
 	    {"pid", required_argument, NULL, O_PID},
+	    {"cold-after-split", no_argument, NULL, O_COLD},
 	    {"help", no_argument, NULL, 'h'},
 	    {}};
 	uint64_t v;
@@ -435,6 +439,9 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 			break;
 		case O_RESTORE:
 			a->restore_mpn = true;
+			break;
+		case O_COLD:
+			a->cold_whole = true;
 			break;
 		case O_PID:
 			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
@@ -650,6 +657,7 @@ static int act(struct reclaim_run *run, const struct reclaim_args *a)
 	    .max_bytes = a->max_bytes,
 	    .pid = a->pid,
 	    .mech = run->mech,
+	    .cold_whole = a->cold_whole,
 	};
 	int r;
 

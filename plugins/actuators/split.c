@@ -193,16 +193,17 @@ static int advise_batch(struct split_run *s, pid_t pid, uint64_t starttime, cons
 			s->res->ranges_split++;
 			s->res->partial_split += t->mapped > 0;
 			s->res->asked_bytes += range_waste(t, g, used[left[i]]);
+			if (s->req->cold_whole && !t->mapped) {
+				/* Clears the young bits of the split range: khugepaged passes
+				 * over a range with no referenced page. Advice on a whole range
+				 * splits nothing more. */
+				uint64_t a0 = t->start;
+				int e;
+
+				(void)thps_pmadvise(fd, MADV_COLD, &a0, 1, range_bytes(t, g), &e);
+			}
 		}
 		nleft = k;
-	}
-	if (s->req->cold_whole) {
-		/* Clears the young bits of the split range: khugepaged passes over a range with
-		 * no referenced page. Advice on whole ranges splits nothing more. */
-		for (size_t i = 0; i < n; i++)
-			addr[i] = s->req->ranges[idx[i]].start;
-		(void)thps_pmadvise(fd, MADV_COLD, addr, n, range_bytes(&s->req->ranges[idx[0]], g),
-				    err);
 	}
 	return 0;
 }

@@ -123,6 +123,24 @@ static size_t pattern_offset(size_t i, size_t j)
 	return ((i + j) % (page_size / 8)) * 8;
 }
 
+/* Reads the used subpages (a program at work): their PTEs become young, which khugepaged
+ * counts before it collapses a range. */
+static void touch(void)
+{
+	size_t idx = 0;
+	volatile uint64_t sink = 0;
+
+	for (unsigned g = 0; g < n_groups; g++)
+		for (unsigned c = 0; c < groups[g].count; c++, idx++)
+			for (size_t j = 0; j < subpages; j++) {
+				if (groups[g].partial ? j >= groups[g].utilized
+						      : !subpage_used(groups[g].utilized, j))
+					continue;
+				sink += *(volatile uint64_t *)(base + idx * thp_size + j * page_size);
+			}
+	(void)sink;
+}
+
 static int verify(void)
 {
 	size_t idx = 0, bad = 0, checked = 0;
@@ -202,11 +220,12 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "folio-size", required_argument, NULL, 'f' },
+		{ "touch-secs", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	const char *ready = NULL;
-	long seconds = 0;
+	long seconds = 0, touch_secs = 0;
 	int list = 0, c;
 	size_t n_partial = 0, idx = 0, len;
 	uint8_t *raw;
@@ -217,7 +236,7 @@ int main(int argc, char **argv)
 	page_size = sysconf(_SC_PAGESIZE);
 	thp_size = read_thp_size();
 	subpages = thp_size / page_size;
-	while ((c = getopt_long(argc, argv, "m:p:r:s:lhf:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:p:r:s:lhf:t:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': {
 			char *end;
@@ -251,9 +270,12 @@ int main(int argc, char **argv)
 		case 'l':
 			list = 1;
 			break;
+		case 't':
+			touch_secs = strtol(optarg, NULL, 10);
+			break;
 		case 'h':
 			printf("usage: thpshrink-bloat --mix U:N[,U:N...] [--partial M:N] "
-			       "[--folio-size SIZE] [--ready-file F] [--seconds S] [--list]\n");
+			       "[--folio-size SIZE] [--ready-file F] [--seconds S] [--touch-secs S] [--list]\n");
 			return 0;
 		default:
 			return 2;
@@ -313,7 +335,12 @@ int main(int argc, char **argv)
 	write_ready(ready, line);
 
 	t0 = time(NULL);
+	time_t last_touch = t0;
 	while (!want_exit) {
+		if (touch_secs > 0 && time(NULL) - last_touch >= touch_secs) {
+			last_touch = time(NULL);
+			touch();
+		}
 		if (want_verify) {
 			want_verify = 0;
 			verify();
