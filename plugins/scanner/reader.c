@@ -4,7 +4,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -25,6 +27,11 @@ int thps_reader_init(struct thps_reader *r, size_t chunk, size_t page_size)
 	r->page_size = page_size;
 	r->mem_fd = -1;
 	r->mem_pid = 0;
+	r->pm_fd = -1;
+	r->pm_pid = 0;
+	r->pm = NULL;
+	r->pm_cap = 0;
+	r->shared_reads = 0;
 	return 0;
 }
 
@@ -38,29 +45,82 @@ void thps_reader_done(struct thps_reader *r)
 	if (r->mem_fd >= 0)
 		close(r->mem_fd);
 	r->mem_fd = -1;
+	if (r->pm_fd >= 0)
+		close(r->pm_fd);
+	r->pm_fd = -1;
+	free(r->pm);
+	r->pm = NULL;
+	r->pm_cap = 0;
 }
 
-/* The live process's memory, like process_vm_readv: never a fake tree under a proc root. */
-static int mem_fd(struct thps_reader *r, pid_t pid)
+/* /proc/PID/<name> of the live process, kept open in *fd for *fd_pid: like process_vm_readv,
+ * never a fake tree under a proc root. */
+static int proc_fd(int *fd, pid_t *fd_pid, pid_t pid, const char *name)
 {
 	char path[64];
 
-	if (r->mem_fd >= 0 && r->mem_pid == pid)
-		return r->mem_fd;
-	if (r->mem_fd >= 0)
-		close(r->mem_fd);
-	r->mem_fd = -1;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	r->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->mem_fd < 0)
+	if (*fd >= 0 && *fd_pid == pid)
+		return *fd;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
 		return errno == ENOENT ? -ESRCH : negative_errno();
-	r->mem_pid = pid;
-	return r->mem_fd;
+	*fd_pid = pid;
+	return *fd;
 }
 
-static int read_chunk(struct thps_reader *r, pid_t pid, uint64_t addr, size_t n)
+#define PM_PRESENT	  (UINT64_C(1) << 63)
+#define PM_MMAP_EXCLUSIVE (UINT64_C(1) << 56)
+
+/* 1 if every present page of [addr, addr+len) is mapped once (no pin of it unshares anything),
+ * 0 if not or unknown. */
+static int range_exclusive(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len)
 {
-	int fd = mem_fd(r, pid);
+	size_t n = len / r->page_size;
+	int fd = proc_fd(&r->pm_fd, &r->pm_pid, pid, "pagemap");
+	ssize_t got;
+
+	if (fd < 0 || n == 0)
+		return 0;
+	if (n > r->pm_cap) {
+		uint64_t *p = reallocarray(r->pm, n, sizeof(*p));
+
+		if (!p)
+			return 0;
+		r->pm = p;
+		r->pm_cap = n;
+	}
+	got = pread(fd, r->pm, n * sizeof(*r->pm), (off_t)(addr / r->page_size * sizeof(*r->pm)));
+	if (got != (ssize_t)(n * sizeof(*r->pm)))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((r->pm[i] & PM_PRESENT) && !(r->pm[i] & PM_MMAP_EXCLUSIVE))
+			return 0;
+	return 1;
+}
+
+static int read_chunk_pvr(struct thps_reader *r, pid_t pid, uint64_t addr, size_t n)
+{
+	struct iovec local = {.iov_base = r->buf, .iov_len = n};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = n};
+	ssize_t got;
+
+	do
+		got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return errno == ENOMEM ? -EFAULT : negative_errno();
+	if ((size_t)got != n)
+		return -EFAULT; /* part of the range went away */
+	return 0;
+}
+
+static int read_chunk_mem(struct thps_reader *r, pid_t pid, uint64_t addr, size_t n)
+{
+	int fd = proc_fd(&r->mem_fd, &r->mem_pid, pid, "mem");
 	ssize_t got;
 
 	if (fd < 0)
@@ -83,6 +143,11 @@ static int read_chunk(struct thps_reader *r, pid_t pid, uint64_t addr, size_t n)
 	return 0;
 }
 
+static int read_chunk(struct thps_reader *r, pid_t pid, uint64_t addr, size_t n, bool exclusive)
+{
+	return exclusive ? read_chunk_pvr(r, pid, addr, n) : read_chunk_mem(r, pid, addr, n);
+}
+
 int thps_reader_count(struct thps_reader *r, pid_t pid, uint64_t addr, uint64_t len,
 		      unsigned *ret_utilized, uint64_t *ret_bytes)
 {
@@ -94,14 +159,17 @@ int thps_reader_count_until(struct thps_reader *r, pid_t pid, uint64_t addr, uin
 {
 	size_t utilized = 0;
 	uint64_t done = 0;
+	bool exclusive;
 	int rc = 0;
 
 	if (len % r->page_size)
 		return -EINVAL;
+	exclusive = range_exclusive(r, pid, addr, len);
+	r->shared_reads += !exclusive;
 	while (done < len && utilized <= limit) {
 		size_t n = MIN((uint64_t)r->chunk, len - done);
 
-		rc = read_chunk(r, pid, addr + done, n);
+		rc = read_chunk(r, pid, addr + done, n, exclusive);
 		if (rc < 0)
 			break;
 		utilized += thps_count_utilized(r->buf, n, r->page_size);
@@ -118,12 +186,13 @@ int thps_reader_copy_only(struct thps_reader *r, pid_t pid, uint64_t addr, uint6
 			  uint64_t *ret_bytes)
 {
 	uint64_t done = 0;
+	bool exclusive = range_exclusive(r, pid, addr, len);
 	int rc = 0;
 
 	while (done < len) {
 		size_t n = MIN((uint64_t)r->chunk, len - done);
 
-		rc = read_chunk(r, pid, addr + done, n);
+		rc = read_chunk(r, pid, addr + done, n, exclusive);
 		if (rc < 0)
 			break;
 		done += n;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Reads another process's THP through /proc/PID/mem, chunk by chunk, into one reused buffer,
- * and counts its utilized subpages. Contents never leave this buffer.
- * Not process_vm_readv: it pins the pages it reads (FOLL_PIN), and a read-only pin of an
- * anonymous page that may be shared (a fork's COW-shared THP) makes the kernel unshare it
- * first, copying every page read into the target: a scan split the shared THPs of a forked
- * process into 512 private copies each (measured on 6.18: tests/integration/
- * reclaim-pid-host.sh). /proc/PID/mem takes plain references, which unshare nothing. */
+/* Reads another process's THP, chunk by chunk, into one reused buffer, and counts its utilized
+ * subpages. Contents never leave this buffer.
+ * process_vm_readv pins the pages it reads (FOLL_PIN), and a read-only pin of an anonymous page
+ * that may be shared (a fork's COW-shared THP) makes the kernel unshare it first, copying every
+ * page read into the target: a scan split the shared THPs of a forked process into 512 private
+ * copies each (measured on 6.18: tests/integration/reclaim-pid-host.sh). /proc/PID/mem takes
+ * plain references, which unshare nothing, but copies 3.8x slower (make bench). So a range
+ * whose pages pagemap shows mapped once (PM_MMAP_EXCLUSIVE) is read with process_vm_readv,
+ * any other through /proc/PID/mem. */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,11 @@ struct thps_reader {
 	size_t page_size;
 	int mem_fd; /* /proc/<mem_pid>/mem, kept open while one process is read */
 	pid_t mem_pid;
+	int pm_fd; /* /proc/<pm_pid>/pagemap, likewise */
+	pid_t pm_pid;
+	uint64_t *pm; /* one entry per page of the largest range read */
+	size_t pm_cap;
+	uint64_t shared_reads; /* ranges read through /proc/PID/mem (not mapped once) */
 };
 
 /* chunk: bytes per read, a multiple of page_size (64-256 KiB is the sweet

@@ -4,16 +4,20 @@
  *   scan-bench PID START END [ROUNDS [CHUNK_KIB]]
  *
  * Over the same memory of PID ([START, END), thpshrink-bloat's THPs), in the same run,
- * alternating: (a) a bare process_vm_readv loop in the scanner's chunk size into one
- * buffer, (b) the full scanner source for PID (PAGEMAP_SCAN, kpageflags, kpagecgroup, zero
- * check, histogram). Prints the best round of each in GB/s and µs per THP, and the ratio
- * (best against best, and the median of each back-to-back pair's ratio). */
+ * alternating: (a) a bare copy loop through the scanner's reader in its chunk size into one
+ * buffer (process_vm_readv: these pages are mapped once), (b) the full scanner source for PID
+ * (PAGEMAP_SCAN, kpageflags, kpagecgroup, the reader's pagemap look at each folio, zero check,
+ * histogram), (c) a bare /proc/PID/mem loop, what the reader uses for pages mapped more than
+ * once (reader.h). Prints the best round of each in GB/s and µs per THP, and the ratios (best
+ * against best, and the median of each back-to-back pair's ratio). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fileio.h"
 #include "reader.h"
@@ -43,6 +47,26 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The reader's copy for shared pages: /proc/PID/mem in chunks into one buffer. */
+static int mem_copy(pid_t pid, uint64_t addr, uint64_t len, size_t chunk, void *buf)
+{
+	char path[64];
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (uint64_t done = 0; done < len && r == 0; done += chunk) {
+		size_t n = len - done < chunk ? (size_t)(len - done) : chunk;
+
+		if (pread(fd, buf, n, (off_t)(addr + done)) != (ssize_t)n)
+			r = -EIO;
+	}
+	close(fd);
+	return r;
+}
+
 static int count(void *ud, pid_t pid, uint64_t addr, uint64_t len, unsigned *ret_utilized,
 		 uint64_t *ret_bytes)
 {
@@ -55,7 +79,8 @@ int main(int argc, char **argv)
 	struct thps_reader reader;
 	struct thps_geometry g;
 	struct thps_ctx ctx;
-	uint64_t pid, start, end, rounds = 5, best_bare = UINT64_MAX, best_scan = UINT64_MAX;
+	uint64_t pid, start, end, rounds = 5, best_bare = UINT64_MAX, best_scan = UINT64_MAX,
+		 best_pvr = UINT64_MAX;
 	double ratios[64];
 	uint64_t thps = 0, zero = 0, chunk_kib = THPS_READER_CHUNK_DEFAULT / 1024;
 	struct thps_scanner_hooks hooks = {
@@ -96,6 +121,15 @@ int main(int argc, char **argv)
 		bare = t1 - t0;
 		if (bare < best_bare)
 			best_bare = bare;
+		t0 = now_ns();
+		r = mem_copy(opts.pid, start, end - start, chunk_kib * 1024, reader.buf);
+		t1 = now_ns();
+		if (r < 0) {
+			fprintf(stderr, "scan-bench: /proc/PID/mem: %s\n", strerror(-r));
+			return 1;
+		}
+		if (t1 - t0 < best_pvr)
+			best_pvr = t1 - t0;
 
 		thps_scan_init(&scan, &g);
 		t0 = now_ns();
@@ -127,13 +161,17 @@ int main(int argc, char **argv)
 	       " KiB, best of %" PRIu64 " rounds\n",
 	       (end - start) >> 20, thps, 100.0 * zero / ((double)thps * g.subpages), chunk_kib,
 	       rounds);
-	printf("bare process_vm_readv loop: %6.2f GB/s  %7.1f us/THP\n",
+	printf("bare process_vm_readv loop: %6.2f GB/s  %7.1f us/THP (pages mapped once)\n",
 	       (double)(end - start) / best_bare, best_bare / 1e3 / thps);
+	printf("bare /proc/PID/mem loop:    %6.2f GB/s  %7.1f us/THP (what shared pages cost)\n",
+	       (double)(end - start) / best_pvr, best_pvr / 1e3 / thps);
 	printf("scanner (full source):      %6.2f GB/s  %7.1f us/THP\n",
 	       (double)(end - start) / best_scan, best_scan / 1e3 / thps);
 	qsort(ratios, rounds, sizeof(ratios[0]), cmp_double);
 	printf(
 	    "ratio scanner/bare: best-vs-best %.3f, median of paired rounds %.3f (goal >= 0.85)\n",
 	    (double)best_bare / best_scan, ratios[rounds / 2]);
+	printf("ratio /proc/PID/mem / process_vm_readv (copy alone): %.3f\n",
+	       (double)best_bare / best_pvr);
 	return 0;
 }

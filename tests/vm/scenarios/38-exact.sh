@@ -166,8 +166,32 @@ for kb in $SIZES; do
 	[ -n "$HOT" ] && kill "$READER" 2>/dev/null
 done
 
+# --- for comparison, what memory.reclaim does to the same cgroup (the PMD size, upstream kernels:
+# the figures before the exact give-back existed) ---
+if [ -n "$HOT" ] && [ "$THPS_KCLASS" = upstream ]; then
+	only_size "$PMD_KB"
+	cg=$(vm_cgroup_new ex-reclaim)
+	start_reader ex-reclaim
+	if vm_bloat_start "$cg" $(mix "$PMD_KB"); then
+		file0=$(vm_memstat ex-reclaim file) ref0=$(vm_memstat ex-reclaim workingset_refault_file)
+		sample_file ex-reclaim /tmp/ex-r.samples
+		out=$(thpshrink reclaim --cgroup ex-reclaim --method reclaim 2>&1)
+		stop_sampling
+		sleep 2
+		min=$(sort -n /tmp/ex-r.samples | head -1)
+		ref=$(($(vm_memstat ex-reclaim workingset_refault_file) - ref0))
+		echo "$out" | grep -E '^(given back|page cache|memory.current)' | sed 's/^/# reclaim: /'
+		echo "# node-fig reclaim_compare file0=$file0 file_min=$min refaults=$ref"
+		vm_check reclaim-evicts "for comparison, --method reclaim: file pages $file0 -> min $min bytes ($(pct "$min" "$file0") % kept), $ref pages read again; split kept 100 %" \
+			[ "$min" -lt "$file0" ]
+		vm_bloat_stop
+	fi
+	kill "$READER" 2>/dev/null
+fi
+
 # --- the same through thpshrinkd with a split policy (the last size) ---
 kb=${SIZES##* }
+only_size "$kb"
 mkdir -p $D/pol $D/state
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
 cat > $D/pol/10-split.json <<'JEOF'
