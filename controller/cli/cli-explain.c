@@ -149,6 +149,15 @@ int thps_cli_explain(int argc, char **argv)
 	if (num(found, "requested_bytes") > 0)
 		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n",
 		       num(found, "requested_bytes"), num(found, "given_back_bytes"));
+	if (num(found, "requested_bytes") > 0)
+		printf("page cache:        %" PRId64 " bytes evicted during the action%s%s\n",
+		       num(found, "page_cache_evicted_bytes"),
+		       *str(found, "split_mechanism") ? "; split by " : "",
+		       str(found, "split_mechanism"));
+	if (num(found, "pinned_ranges") > 0)
+		printf("pinned:            %" PRId64 " ranges no longer split: khugepaged rebuilt "
+		       "them after every split (see the daemon's log for the advice)\n",
+		       num(found, "pinned_ranges"));
 	if (num(found, "recollapsed_thps") > 0)
 		printf("re-collapsed:      %" PRId64
 		       " THPs khugepaged rebuilt after a split (see the daemon's "

@@ -102,6 +102,14 @@ static int write_status(struct manager *m)
 				       json_object_new_int64(c->last_result.given_back));
 		json_object_object_add(e, "recollapsed_thps",
 				       json_object_new_int64(c->recollapsed));
+		json_object_object_add(e, "page_cache_evicted_bytes",
+				       json_object_new_int64(c->last_result.file_lost));
+		if (c->last_result.mechanism)
+			json_object_object_add(e, "split_mechanism",
+					       json_name(c->last_result.mechanism));
+		json_object_object_add(
+		    e, "pinned_ranges",
+		    json_object_new_int64((int64_t)thps_recollapse_n_pinned(&c->split)));
 		if (s) {
 			json_object_object_add(e, "thps",
 					       json_object_new_int64(thps_hist_thps(&s->hist)));
