@@ -11,7 +11,9 @@
 # container is privileged; the daemon's process has exactly the capabilities the DaemonSet
 # adds (CapEff = CapPrm = CapBnd), a seccomp filter (the runtime's default profile) and a
 # read-only root; in it, `thpshrink report --pid` reads the THPs of another user's process,
-# and process_madvise(MADV_COLD) on one page of one of them (through a pidfd) splits it.
+# and process_madvise(MADV_COLD) on one page of one of them (through a pidfd) splits it; the
+# same with the host's pid namespace (podman run --pid=host with those capabilities: kube
+# play ignores hostPID).
 set -eu
 : "${top_srcdir:?}" "${top_builddir:?}"
 # Pods get a cgroup from podman itself: here only in a private, empty tmpfs.
@@ -156,50 +158,69 @@ $PODMAN exec "$ctr" sh -c ': >/thps-rootfs-write' 2>/dev/null && fail "the conta
 $PODMAN exec "$ctr" test -e /sys/kernel/debug/split_huge_pages && fail "debugfs is mounted in the container"
 echo "ok: in the container an exec has the same capabilities and filter, the root is read-only, no debugfs"
 
-# Another user's THPs: the scan and the exact split work with those capabilities. podman 4.3's
-# kube play ignores hostPID (its pods get a pid namespace each), so the workload, nobody's
-# thpshrink-bloat, runs in the daemon container's pid namespace (it dies with it), and the
-# checks read that namespace's /proc: pids, pidfds and process_madvise all speak of it.
-mkdir -m 0777 "$T/bloat" && chmod 0755 "$T"
-nsenter --target "$dpid" --pid -- setpriv --reuid=65534 --regid=65534 --clear-groups \
-	"$top_builddir/thpshrink-bloat" --mix 0:8,512:4 --ready-file "$T/bloat/ready" --seconds 120 >/dev/null &
-bloat=$!
-for _ in $(seq 50); do [ -s "$T/bloat/ready" ] && break; sleep 0.1; done
-[ -s "$T/bloat/ready" ] || fail "thpshrink-bloat did not start as nobody"
-bpid=$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$T/bloat/ready")
-start=$(sed -n 's/.*start=\(0x[0-9a-f]*\).*/\1/p' "$T/bloat/ready")
-backed=$(sed -n 's/.*thp_backed=\([0-9]*\).*/\1/p' "$T/bloat/ready")
+# Another user's THPs: the scan and the exact split work with those capabilities.
+# split_check WHERE READY-FILE CMD...: CMD runs a command in the container (with the /proc
+# that names the workload's pids as THPSHRINK_PROC_ROOT); the workload, nobody's
+# thpshrink-bloat, wrote READY-FILE. Its THPs are read, and process_madvise through a pidfd,
+# as the split does, on the first (sparse) THP's first page splits that one. perl (in the
+# image) makes the calls: pidfd_open 434, process_madvise 440 on every architecture's common
+# table (not mips, whose numbers are offset).
 thps() { awk '$1 == "THPs" { print $2; exit }' "$1"; }
-$PODMAN exec --env THPSHRINK_PROC_ROOT=/proc "$ctr" thpshrink report --pid "$bpid" >"$T/report1" 2>&1 || { cat "$T/report1"; fail "thpshrink report in the container"; }
-grep -q '^scan: 1 process scanned, 0 skipped' "$T/report1" || { cat "$T/report1"; fail "report in the container did not scan nobody's pid $bpid"; }
-if [ "$backed" -gt 0 ]; then
-	[ "$(thps "$T/report1")" = "$backed" ] || { cat "$T/report1"; fail "report in the container counts '$(thps "$T/report1")' THPs of pid $bpid, thpshrink-bloat $backed"; }
-fi
-echo "ok: thpshrink report in the container reads nobody's pid $bpid: $(thps "$T/report1") THPs (thpshrink-bloat: $backed)"
-# process_madvise through a pidfd, as the split does, on the first (sparse) THP's first page;
-# perl (in the image) makes the calls: pidfd_open 434, process_madvise 440 on every
-# architecture's common table (not mips, whose numbers are offset).
-case $(uname -m) in
-mips*) echo "note: $(uname -m): process_madvise not tried (syscall numbers)" ;;
-*)
-	# shellcheck disable=SC2016
-	pm='my ($pid, $addr) = @ARGV; my $fd = syscall(434, $pid + 0, 0);
-	    die "pidfd_open: $!\n" if $fd < 0;
-	    my $n = syscall(440, $fd, pack("QQ", hex($addr), 4096), 1, 20, 0);
-	    die "process_madvise: $!\n" if $n < 0; print "$n\n";'
-	out=$($PODMAN exec "$ctr" perl -e "$pm" "$bpid" "$start" 2>&1) ||
-		fail "pidfd_open + process_madvise(MADV_COLD) of nobody's pid $bpid in the container: $out"
-	[ "$out" = 4096 ] || fail "process_madvise advised '$out' bytes, not 4096"
+# shellcheck disable=SC2016
+pm='my ($pid, $addr) = @ARGV; my $fd = syscall(434, $pid + 0, 0);
+    die "pidfd_open: $!\n" if $fd < 0;
+    my $n = syscall(440, $fd, pack("QQ", hex($addr), 4096), 1, 20, 0);
+    die "process_madvise: $!\n" if $n < 0; print "$n\n";'
+split_check() {
+	where=$1 ready=$2
+	shift 2
+	for _ in $(seq 50); do [ -s "$ready" ] && break; sleep 0.1; done
+	[ -s "$ready" ] || fail "thpshrink-bloat did not start as nobody"
+	bpid=$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$ready")
+	start=$(sed -n 's/.*start=\(0x[0-9a-f]*\).*/\1/p' "$ready")
+	backed=$(sed -n 's/.*thp_backed=\([0-9]*\).*/\1/p' "$ready")
+	"$@" thpshrink report --pid "$bpid" >"$T/report1" 2>&1 || { cat "$T/report1"; fail "thpshrink report $where"; }
+	grep -q '^scan: 1 process scanned, 0 skipped' "$T/report1" ||
+		{ cat "$T/report1"; fail "report $where did not scan nobody's pid $bpid"; }
 	if [ "$backed" -gt 0 ]; then
-		$PODMAN exec --env THPSHRINK_PROC_ROOT=/proc "$ctr" thpshrink report --pid "$bpid" >"$T/report2" 2>&1 || { cat "$T/report2"; fail "the second report"; }
-		[ "$(thps "$T/report2")" = "$((backed - 1))" ] ||
-			{ cat "$T/report2"; fail "after process_madvise on one page of one THP, $(thps "$T/report2") of $backed THPs are left, not $((backed - 1))"; }
-		echo "ok: process_madvise(pidfd, MADV_COLD) of 4096 bytes in the container split one of nobody's THPs: $backed -> $((backed - 1))"
-	else
-		echo "ok: process_madvise(pidfd, MADV_COLD) in the container advised 4096 bytes of nobody's pid $bpid (the host gave it no THP to split)"
+		[ "$(thps "$T/report1")" = "$backed" ] ||
+			{ cat "$T/report1"; fail "report $where counts '$(thps "$T/report1")' THPs of pid $bpid, thpshrink-bloat $backed"; }
 	fi
-	;;
-esac
+	echo "ok: thpshrink report $where reads nobody's pid $bpid: $(thps "$T/report1") THPs (thpshrink-bloat: $backed)"
+	case $(uname -m) in mips*) echo "note: $(uname -m): process_madvise not tried (syscall numbers)"; return ;; esac
+	out=$("$@" perl -e "$pm" "$bpid" "$start" 2>&1) ||
+		fail "pidfd_open + process_madvise(MADV_COLD) of nobody's pid $bpid $where: $out"
+	[ "$out" = 4096 ] || fail "process_madvise $where advised '$out' bytes, not 4096"
+	if [ "$backed" -gt 0 ]; then
+		"$@" thpshrink report --pid "$bpid" >"$T/report2" 2>&1 || { cat "$T/report2"; fail "the second report $where"; }
+		[ "$(thps "$T/report2")" = "$((backed - 1))" ] ||
+			{ cat "$T/report2"; fail "after process_madvise on one page of one THP $where, $(thps "$T/report2") of $backed THPs are left, not $((backed - 1))"; }
+		echo "ok: process_madvise(pidfd, MADV_COLD) of 4096 bytes $where split one of nobody's THPs: $backed -> $((backed - 1))"
+	else
+		echo "ok: process_madvise(pidfd, MADV_COLD) $where advised 4096 bytes of nobody's pid $bpid (no THP to split)"
+	fi
+}
+mkdir -m 0777 "$T/bloat" && chmod 0755 "$T"
+bloatcmd="setpriv --reuid=65534 --regid=65534 --clear-groups $top_builddir/thpshrink-bloat --mix 0:8,512:4 --seconds 120"
+# podman 4.3's kube play ignores hostPID (its pods get a pid namespace each), so in the pod the
+# workload runs in the daemon container's pid namespace (and dies with it), and the checks
+# read that namespace's /proc: pids, pidfds and process_madvise all speak of it.
+# shellcheck disable=SC2086
+nsenter --target "$dpid" --pid -- $bloatcmd --ready-file "$T/bloat/ready" >/dev/null &
+bloat=$!
+split_check "in the pod's container" "$T/bloat/ready" $PODMAN exec --env THPSHRINK_PROC_ROOT=/proc "$ctr"
+kill "$bloat" 2>/dev/null || true
+# hostPID as Kubernetes gives it: the same capabilities, default seccomp profile and read-only
+# root under `podman run --pid=host`, the host's /proc at /host/proc as the DaemonSet mounts
+# it, a workload in the host's pid namespace.
+# shellcheck disable=SC2086
+$bloatcmd --ready-file "$T/bloat/ready-host" >/dev/null &
+bloat=$!
+# shellcheck disable=SC2046,SC2086
+split_check "with hostPID" "$T/bloat/ready-host" $PODMAN run --rm --pid=host --network=host --read-only \
+	--cap-drop=all $(printf -- '--cap-add=%s ' $want) -v /proc:/host/proc:ro --env THPSHRINK_PROC_ROOT=/host/proc \
+	--entrypoint /usr/bin/env "ghcr.io/thpshrink/thpshrink:$V"
+kill "$bloat" 2>/dev/null || true
 # The probe, where it already names process_madvise, must not find it refused in here.
 $PODMAN exec "$ctr" thpshrink probe >"$T/probe" 2>&1 || true
 if grep -i 'process_madvise' "$T/probe" >"$T/probe-pm"; then
