@@ -156,7 +156,14 @@ $PODMAN exec "$ctr" cat /proc/self/status >"$T/exec-status" || fail "exec in thp
 $PODMAN exec "$ctr" sh -c ': >/thps-rootfs-write' 2>/dev/null && fail "the container's root file system is writable"
 [ "$($PODMAN inspect "$ctr" --format '{{.HostConfig.ReadonlyRootfs}}')" = true ] || fail "podman does not make the root read-only"
 $PODMAN exec "$ctr" test -e /sys/kernel/debug/split_huge_pages && fail "debugfs is mounted in the container"
-echo "ok: in the container an exec has the same capabilities and filter, the root is read-only, no debugfs"
+# Mount options only (nothing is written): memory.reclaim needs the cgroupfs mount writable,
+# though /sys around it is read-only; the host's /proc is read-only.
+$PODMAN exec "$ctr" cat /proc/self/mountinfo >"$T/mountinfo"
+opts() { awk -v m="$1" '$5 == m { split($6, o, ","); r = o[1] } END { print r }' "$T/mountinfo"; }
+[ "$(opts /sys/fs/cgroup)" = rw ] || fail "/sys/fs/cgroup in the container is '$(opts /sys/fs/cgroup)', not rw"
+[ "$(opts /host/proc)" = ro ] || fail "/host/proc in the container is '$(opts /host/proc)', not ro"
+[ "$(opts /sys)" = ro ] || fail "/sys in the container is '$(opts /sys)': not privileged means read-only"
+echo "ok: in the container an exec has the same capabilities and filter; the root, /sys and /host/proc are read-only, /sys/fs/cgroup writable; no debugfs"
 
 # Another user's THPs: the scan and the exact split work with those capabilities.
 # split_check WHERE READY-FILE CMD...: CMD runs a command in the container (with the /proc
