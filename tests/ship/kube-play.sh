@@ -13,7 +13,7 @@
 # read-only root; in it, `thpshrink report --pid` reads the THPs of another user's process,
 # and process_madvise(MADV_COLD) on one page of one of them (through a pidfd) splits it; the
 # same with the host's pid namespace (podman run --pid=host with those capabilities: kube
-# play ignores hostPID).
+# play ignores hostPID), where, with any one of them left out, the scan or the split fails.
 set -eu
 : "${top_srcdir:?}" "${top_builddir:?}"
 # Pods get a cgroup from podman itself: here only in a private, empty tmpfs.
@@ -227,6 +227,27 @@ bloat=$!
 split_check "with hostPID" "$T/bloat/ready-host" $PODMAN run --rm --pid=host --network=host --read-only \
 	--cap-drop=all $(printf -- '--cap-add=%s ' $want) -v /proc:/host/proc:ro --env THPSHRINK_PROC_ROOT=/host/proc \
 	--entrypoint /usr/bin/env "ghcr.io/thpshrink/thpshrink:$V"
+# And each capability is needed: with any one of them left out, the scan or the split fails.
+case $(uname -m) in mips*) ;; *)
+	for c in $want; do
+		fewer=$(for x in $want; do [ "$x" = "$c" ] || printf -- '--cap-add=%s ' "$x"; done)
+		# shellcheck disable=SC2086
+		$PODMAN run --rm --pid=host --network=host --read-only --cap-drop=all $fewer \
+			-v /proc:/host/proc:ro --env THPSHRINK_PROC_ROOT=/host/proc --entrypoint /usr/bin/env \
+			"ghcr.io/thpshrink/thpshrink:$V" perl -e "$pm" "$bpid" "$start" >"$T/pm-$c" 2>&1 || true
+		# shellcheck disable=SC2086
+		$PODMAN run --rm --pid=host --network=host --read-only --cap-drop=all $fewer \
+			-v /proc:/host/proc:ro --env THPSHRINK_PROC_ROOT=/host/proc --entrypoint /usr/bin/env \
+			"ghcr.io/thpshrink/thpshrink:$V" thpshrink report --pid "$bpid" >"$T/report-$c" 2>&1 || true
+		n=$(thps "$T/report-$c")
+		scan=$(grep -o '^scan: [0-9]* process[a-z]* scanned, [0-9]* skipped' "$T/report-$c" || echo "no scan")
+		if [ "$(cat "$T/pm-$c")" = 4096 ] && [ -n "$n" ] && [ "$n" -gt 0 ]; then
+			fail "without $c, report --pid still counts $n THPs and process_madvise still works: not needed?"
+		fi
+		echo "ok: without $c: report: ${n:-0} THPs ($scan); process_madvise: $(cat "$T/pm-$c")"
+	done
+	;;
+esac
 kill "$bloat" 2>/dev/null || true
 # The probe, where it already names process_madvise, must not find it refused in here.
 $PODMAN exec "$ctr" thpshrink probe >"$T/probe" 2>&1 || true
