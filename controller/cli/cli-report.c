@@ -186,7 +186,8 @@ static int check_scanner_files(const struct thps_ctx *ctx)
 			return log_error_errno(
 			    r,
 			    "Cannot open '%s': %m: it needs root with CAP_SYS_ADMIN "
-			    "(in a container: run privileged, with /proc not masked)",
+			    "(in a container: add it and mount the host's /proc, "
+			    "as deploy/kubernetes/daemonset.yaml does)",
 			    path);
 		return log_error_errno(r, "Cannot open '%s': %m", path);
 	}

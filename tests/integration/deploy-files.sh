@@ -64,13 +64,36 @@ ctrs = spec.get("containers", [])
 main = next((c for c in ctrs if "thpshrinkd" in " ".join(c.get("command", []) + [c.get("name", "")])), None)
 check(main is not None, "a thpshrinkd container")
 main = main or {}
-check(main.get("securityContext", {}).get("privileged") is True, "thpshrinkd privileged")
+# Least privilege: no container privileged; the daemon drops all capabilities and adds exactly
+# those the exact split and the scan need (the DaemonSet's comments say why each), the init
+# container none; the runtime's default seccomp profile (it allows process_madvise and
+# pidfd_open with SYS_PTRACE); debugfs optional.
+for c in spec.get("initContainers", []) + ctrs:
+    sc = c.get("securityContext", {})
+    check(sc.get("privileged") is not True, f"{c.get('name')}: not privileged")
+    check(sc.get("capabilities", {}).get("drop") == ["ALL"], f"{c.get('name')}: drops ALL capabilities")
+NEEDED = {"SYS_PTRACE", "SYS_NICE", "SYS_ADMIN", "DAC_OVERRIDE"}
+add = main.get("securityContext", {}).get("capabilities", {}).get("add", [])
+check(sorted(add) == sorted(NEEDED), f"thpshrinkd adds exactly {sorted(NEEDED)}: {add}")
+for c in spec.get("initContainers", []):
+    check(not c.get("securityContext", {}).get("capabilities", {}).get("add"), f"{c.get('name')}: adds no capability")
+    check(c.get("securityContext", {}).get("allowPrivilegeEscalation") is False, f"{c.get('name')}: no privilege escalation")
+seccomp = [x.get("securityContext", {}).get("seccompProfile", {}).get("type") for x in (spec, main)]
+check("RuntimeDefault" in seccomp and "Unconfined" not in seccomp, f"seccompProfile RuntimeDefault: {seccomp}")
 vols = {v["name"]: v for v in spec.get("volumes", [])}
 mounts = {m["mountPath"]: m["name"] for m in main.get("volumeMounts", [])}
 def host_mounted(hostpath):
     return any(vols.get(n, {}).get("hostPath", {}).get("path") == hostpath for n in mounts.values())
 for hp in ["/sys/fs/cgroup", "/proc", "/sys/kernel/debug", "/run/thpshrink"]:
     check(host_mounted(hp), f"hostPath {hp} mounted into thpshrinkd")
+for m in main.get("volumeMounts", []):
+    hp = vols.get(m["name"], {}).get("hostPath", {})
+    if hp.get("path") == "/sys/kernel/debug":
+        check(hp.get("type", "") == "", f"debugfs hostPath optional: type {hp.get('type')!r} checks nothing")
+    if hp.get("path") == "/sys/fs/cgroup":
+        check(not m.get("readOnly"), "the host's /sys/fs/cgroup mounted writable (memory.reclaim)")
+    if hp.get("path") == "/proc":
+        check(m.get("readOnly") is True, "the host's /proc mounted read-only")
 pol = mounts.get("/etc/thpshrink/policies.d")
 check(pol is not None and vols.get(pol, {}).get("configMap", {}).get("name") == cm.get("metadata", {}).get("name"),
       "ConfigMap volume at /etc/thpshrink/policies.d names the ConfigMap")
