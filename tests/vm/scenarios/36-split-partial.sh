@@ -2,8 +2,9 @@
 # 36-split-partial: a split policy gives back partially mapped THPs too. A workload with 4 full
 # THPs and 16 THPs of which only 64 subpages stay mapped (the rest MADV_DONTNEED: the folios
 # stay charged) has no low-util THP to split, only 16 x 448 unmapped subpages (28 MiB). The
-# daemon must ask memory.reclaim for those bytes (the kernel's deferred split frees them, on
-# every kernel here), give back >= 90 % of them, keep the 4 full THPs and the data.
+# daemon must split those folios exactly, through process_madvise (one page of advice each; any
+# split frees the unmapped subpages, on every kernel here), with no memory.reclaim, give back
+# >= 90 % of them, keep the 4 full THPs and the data.
 
 PORT=9480
 D=/tmp/thpsd-sp
@@ -48,8 +49,9 @@ grep "cgroup '/sp-work'" $D/daemon.log | head -4 | sed 's/^/# /'
 seen=$(grep -o "cgroup '/sp-work': policy 'split', THPs [0-9]*, low-util 0, waste 0 B, partially mapped [0-9]* B → split" $D/daemon.log | head -1)
 vm_check seen "${seen:-no split decision for the partially mapped THPs logged}" \
 	vm_has "$seen" "partially mapped $unmapped B"
-vm_check reclaimed "memory.reclaim for partially mapped THPs logged" \
-	grep -q "cgroup '/sp-work': split asked $unmapped bytes, gave back [0-9]*: memory.reclaim for partially mapped THPs" $D/daemon.log
+vm_check exact "$(grep -m1 "cgroup '/sp-work': split" $D/daemon.log | grep -o 'split (.*' | cut -c1-120)" \
+	sh -c "grep -q \"cgroup '/sp-work': split (process_madvise) asked $unmapped bytes, gave back [0-9]*, page cache 0 bytes lost\" $D/daemon.log &&
+		! grep -q 'memory.reclaim for partially mapped' $D/daemon.log"
 vm_check given-back-90 "memory.current $(vm_mib $mem0) -> $(vm_mib $mem1) MiB, given back (metric) $(vm_mib $given) of $(vm_mib $unmapped) MiB unmapped, partially mapped left: $pb cgroup series, $secs s" \
 	[ $(( (mem0 - mem1) * 10 )) -ge $((unmapped * 9)) -a "$pb" = 0 ]
 thp1=$(vm_memstat sp-work anon_thp)
