@@ -560,12 +560,15 @@ static void decide_pmadvise(struct thps_probe *p)
 			: " On this kernel a split keeps zero subpages: it gives back only the "
 			  "unmapped subpages of partially mapped folios.");
 	} else {
-		f = add(p, "split.process_madvise", false, "%s: %.120s",
-			p->pmadvise_allowed == 0 ? "not allowed" : "unknown", p->pmadvise_why);
-		follows(f, "Without CAP_SYS_NICE this process may not advise others: %s",
+		if (p->pmadvise_allowed == 0)
+			f = add(p, "split.process_madvise", false, "not allowed (no CAP_SYS_NICE)");
+		else
+			f = add(p, "split.process_madvise", false, "unknown (%.120s)",
+				p->pmadvise_why);
+		follows(f, "This process may not advise others (%.200s): %s", p->pmadvise_why,
 			p->have_split_debugfs ? "splits fall back to debugfs split_huge_pages."
-					      : "and debugfs split_huge_pages is not writable "
-						"either, so there are no exact splits.");
+					      : "debugfs split_huge_pages is not writable either, "
+						"so there are no exact splits.");
 	}
 	p->split_mech = p->have_split_pmadvise	? THPS_SPLIT_MECH_PMADVISE
 			: p->have_split_debugfs ? THPS_SPLIT_MECH_DEBUGFS
