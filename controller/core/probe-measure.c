@@ -934,7 +934,7 @@ static void apply_pmadvise(struct thps_probe *p, const struct thps_measure *m)
 	    (struct thps_finding *)thps_probe_finding(p, "split.process_madvise");
 	enum thps_split_mech best = THPS_SPLIT_MECH_NONE;
 	char figs[96] = "", a[16], b[16];
-	size_t len = 0, measured = 0;
+	size_t len = 0, measured = 0, split_measured = 0;
 
 	for (size_t i = 0; i < m->n; i++) {
 		const struct thps_measure_size *s = &m->sizes[i];
@@ -943,6 +943,7 @@ static void apply_pmadvise(struct thps_probe *p, const struct thps_measure *m)
 		if (s->mech == THPS_SPLIT_MECH_PMADVISE ||
 		    (s->mech == THPS_SPLIT_MECH_DEBUGFS && best == THPS_SPLIT_MECH_NONE))
 			best = s->mech;
+		split_measured += cp >= 0 || pp >= 0 || thps_measure_split_pct(s) >= 0;
 		if (cp < 0 && pp < 0)
 			continue;
 		measured++;
@@ -952,8 +953,8 @@ static void apply_pmadvise(struct thps_probe *p, const struct thps_measure *m)
 						s->size >> 10, pct_short(a, sizeof(a), cp),
 						pct_short(b, sizeof(b), pp));
 	}
-	if (!m->n)
-		return;
+	if (!split_measured)
+		return; /* no split measured anywhere: the inferred answer stands */
 	p->split_mech = best;
 	p->split_mech_measured = true;
 	if (f && measured) {

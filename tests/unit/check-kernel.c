@@ -541,14 +541,25 @@ START_TEST(test_apply_measure)
 	ck_assert(json_object_get_type(json_object_object_get(x, "split_freed_pct")) ==
 		  json_type_null);
 	json_object_put(o);
-	/* nothing measured by process_madvise and debugfs chosen nowhere: none */
+	/* no split measured at all (the canary never ran): the inferred answer stands */
+	free(p);
+	p = probe_tree("v1host", 0);
 	fake_size(&m->sizes[0], 64 << 10, -1, -1, -1);
 	fake_size(&m->sizes[1], 2 << 20, -1, -1, -1);
-	m->pmadvise_allowed = 0;
+	for (size_t i = 0; i < m->n; i++)
+		thps_measure_decide(m, &m->sizes[i]);
+	thps_probe_apply_measure(p, m);
+	ck_assert_int_eq(p->split_mech, THPS_SPLIT_MECH_PMADVISE);
+	ck_assert(!p->split_mech_measured);
+	/* process_madvise measured to free nothing, debugfs not writable: none, read-only */
+	fake_size(&m->sizes[0], 64 << 10, 0, 0, -1);
+	fake_size(&m->sizes[1], 2 << 20, 0, 0, -1);
 	for (size_t i = 0; i < m->n; i++)
 		thps_measure_decide(m, &m->sizes[i]);
 	thps_probe_apply_measure(p, m);
 	ck_assert_int_eq(p->split_mech, THPS_SPLIT_MECH_NONE);
+	ck_assert(p->split_mech_measured);
+	ck_assert(!need(p, "split.process_madvise")->ok);
 	thps_probe_mode(p, mode, sizeof(mode));
 	ck_assert_str_eq(mode, "read-only reporting");
 	free(m);
