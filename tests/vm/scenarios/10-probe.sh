@@ -199,3 +199,8 @@ for k in $THPS_MTHP_SIZES; do
 done
 vm_check cold-mechanism "$(grep '"split_mechanism"' /tmp/pm.json | tr -d ' ,')" grep -q '"split_mechanism":"process_madvise"' /tmp/pm.json
 vm_check cold-mode "$(grep '^mode:' /tmp/pm.txt)" grep -q '^mode: exact splits via process_madvise' /tmp/pm.txt
+# the figures behind the percentages, per size, as the text prints them
+awk '/^  [0-9]+ [KM]iB/ { s = $1 $2 } /^ +process_madvise\(MADV_COLD\):/ && s { sub(/^ +/, ""); print s, $0 }' /tmp/pm.txt |
+	while read -r sz line; do
+		vm_pass "measured-$sz-cold" "$line"
+	done
