@@ -576,6 +576,40 @@ static void decide_pmadvise(struct thps_probe *p)
 	p->split_mech_measured = false;
 }
 
+/* The RFC's debugfs thp_utilization: the kernel's own histogram, where the kernel has it. */
+static void decide_thp_utilization(struct thps_probe *p)
+{
+	struct thps_finding *f;
+
+	if (!p->have_thp_utilization && !p->debugfs_mounted) {
+		f = add(p, "debugfs.thp_utilization", false, "unknown (debugfs not mounted)");
+		follows(
+		    f, "Only the RFC-patched kernel has thp_utilization; without debugfs it cannot "
+		       "be read anyway: thpshrink's own scanner provides the histogram.");
+	} else if (!p->have_thp_utilization) {
+		f = add(p, "debugfs.thp_utilization", false, "absent");
+		follows(
+		    f,
+		    "This kernel lacks the RFC's thp_utilization (only the patched kernel has it): "
+		    "thpshrink's own scanner provides the histogram.");
+	} else if (p->thp_utilization_error < 0) {
+		f = add(p, "debugfs.thp_utilization", false, "present, unreadable (%s%s%d)",
+			strerror(-p->thp_utilization_error),
+			p->thp_utilization_error == -EINVAL ? " at line " : ", line ",
+			p->thp_utilization_bad_line);
+		follows(
+		    f, "The file does not match the RFC's format: the debugfs source is not used.");
+	} else {
+		f = add(p, "debugfs.thp_utilization", true,
+			"present (bucket 0: %llu THPs, %llu zero subpages; last scan %.2f s)",
+			(unsigned long long)p->kernel_hist.thps[0],
+			(unsigned long long)p->kernel_hist.zero_subpages[0],
+			p->kernel_last_scan_time);
+		follows(f, "The debugfs source reports the kernel's own machine-wide histogram, "
+			   "refreshed once per full pass over memory.");
+	}
+}
+
 static void decide_split(struct thps_probe *p)
 {
 	struct thps_finding *f;
@@ -643,34 +677,6 @@ static void decide_split(struct thps_probe *p)
 	}
 
 	decide_pmadvise(p);
-
-	if (!p->have_thp_utilization && !p->debugfs_mounted) {
-		f = add(p, "debugfs.thp_utilization", false, "unknown (debugfs not mounted)");
-		follows(
-		    f, "Only the RFC-patched kernel has thp_utilization; without debugfs it cannot "
-		       "be read anyway: thpshrink's own scanner provides the histogram.");
-	} else if (!p->have_thp_utilization) {
-		f = add(p, "debugfs.thp_utilization", false, "absent");
-		follows(
-		    f,
-		    "This kernel lacks the RFC's thp_utilization (only the patched kernel has it): "
-		    "thpshrink's own scanner provides the histogram.");
-	} else if (p->thp_utilization_error < 0) {
-		f = add(p, "debugfs.thp_utilization", false, "present, unreadable (%s%s%d)",
-			strerror(-p->thp_utilization_error),
-			p->thp_utilization_error == -EINVAL ? " at line " : ", line ",
-			p->thp_utilization_bad_line);
-		follows(
-		    f, "The file does not match the RFC's format: the debugfs source is not used.");
-	} else {
-		f = add(p, "debugfs.thp_utilization", true,
-			"present (bucket 0: %llu THPs, %llu zero subpages; last scan %.2f s)",
-			(unsigned long long)p->kernel_hist.thps[0],
-			(unsigned long long)p->kernel_hist.zero_subpages[0],
-			p->kernel_last_scan_time);
-		follows(f, "The debugfs source reports the kernel's own machine-wide histogram, "
-			   "refreshed once per full pass over memory.");
-	}
 }
 
 void thps_probe_decide(struct thps_probe *p)
@@ -685,6 +691,7 @@ void thps_probe_decide(struct thps_probe *p)
 	decide_cgroup(p);
 	decide_thp(p);
 	decide_split(p);
+	decide_thp_utilization(p);
 	p->can_reclaim = p->cgroup_version == 2 && p->v2_memory && p->have_memory_reclaim;
 	p->recollapse_risk = p->max_ptes_none >= 0 && (unsigned)p->max_ptes_none >= full;
 }
