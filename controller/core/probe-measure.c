@@ -232,30 +232,44 @@ static bool is_folio(const struct thps_ctx *ctx, pid_t pid, uint64_t addr, uint3
 	return pfns_are_folio(ctx, head, nr);
 }
 
-/* What the canary holds now: memory.current of the scratch cgroup, or the child's RssAnon. */
-static int usage(const struct thps_ctx *ctx, const char *cg_dir, pid_t pid, uint64_t *ret)
+/* The kB figure of field ("\nAnonymous:") in root/PID/rel. */
+static int read_kb_field(const struct thps_ctx *ctx, pid_t pid, const char *rel, const char *field,
+			 uint64_t *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	char path[PATH_MAX];
 	const char *p;
 	int r;
 
-	if (cg_dir) {
-		if (thps_path(path, sizeof(path), cg_dir, "memory.current") < 0)
-			return -ENAMETOOLONG;
-		return read_u64_file(path, ret);
-	}
-	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/status", (int)pid);
+	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/%s", (int)pid, rel);
 	if (r < 0)
 		return r;
 	r = read_file_bounded(path, 64 * 1024, &text, NULL);
 	if (r < 0)
 		return r;
-	p = strstr(text, "\nRssAnon:");
+	p = strstr(text, field);
 	if (!p)
 		return -ENODATA;
-	*ret = strtoull(p + 9, NULL, 10) * 1024;
+	*ret = strtoull(p + strlen(field), NULL, 10) * 1024;
 	return 0;
+}
+
+/* What the canary holds now: memory.current of the scratch cgroup, or without one the child's
+ * anonymous memory. That is smaps_rollup's Anonymous, counted by a walk of its page tables
+ * (exact), where it can be read: RssAnon is a per-CPU batched counter on many kernels, off by
+ * up to a batch of pages per CPU, as much as a canary set on a large machine. */
+static int usage(const struct thps_ctx *ctx, const char *cg_dir, pid_t pid, uint64_t *ret)
+{
+	char path[PATH_MAX];
+
+	if (cg_dir) {
+		if (thps_path(path, sizeof(path), cg_dir, "memory.current") < 0)
+			return -ENAMETOOLONG;
+		return read_u64_file(path, ret);
+	}
+	if (read_kb_field(ctx, pid, "smaps_rollup", "\nAnonymous:", ret) == 0)
+		return 0;
+	return read_kb_field(ctx, pid, "status", "\nRssAnon:", ret);
 }
 
 /* Waits until the usage holds still (uncharges of freed pages may trail a little), at most
@@ -626,10 +640,11 @@ int thps_probe_measure(const struct thps_ctx *ctx, const struct thps_geometry *g
 		snprintf(m->where, sizeof(m->where), "scratch cgroup '%.200s' (memory.current)",
 			 cg);
 	} else if (force) {
-		snprintf(m->where, sizeof(m->where),
-			 "the canary process's RssAnon, and /proc/kpageflags for partially mapped "
-			 "folios (no scratch cgroup: no cgroup v2 memory controller); "
-			 "memory.reclaim not measured");
+		snprintf(
+		    m->where, sizeof(m->where),
+		    "the canary process's anonymous memory (smaps_rollup), and "
+		    "/proc/kpageflags for partially mapped folios (no scratch cgroup: no cgroup "
+		    "v2 memory controller); memory.reclaim not measured");
 	} else {
 		snprintf(m->why, sizeof(m->why),
 			 "not measured: no cgroup v2 memory controller for a "

@@ -12,7 +12,8 @@
  *     (the kernel splits a large folio the advice covers only in part);
  *   - asks memory.reclaim of the scratch cgroup for the zero bytes of the third sparse set;
  * and measures what each freed: by the scratch cgroup's memory.current, or without one by the
- * child's RssAnon (sparse sets) and by /proc/kpageflags (the partial set, whose unmapped
+ * child's anonymous memory (sparse sets: smaps_rollup's Anonymous, a page-table walk, else
+ * RssAnon) and by /proc/kpageflags (the partial set, whose unmapped
  * subpages RSS never counted: an unmapped subpage counts as freed once its PFN is no longer
  * part of a large folio, i.e. the canary's folio was split and the page given back; a PFN
  * reused by a new large folio in the meantime counts as not freed, so the figure errs low).
@@ -58,16 +59,17 @@ struct thps_measure_size {
 struct thps_measure {
 	bool ran; /* false: why says why nothing was measured */
 	char why[256];
-	char where[300];      /* "scratch cgroup /thpshrink-probe.123" or "the canary's RssAnon" */
-	int pmadvise_allowed; /* 1 this process may process_madvise others, 0 not, -errno */
+	char where[300]; /* "scratch cgroup /thpshrink-probe.123" or "the canary's anonymous memory"
+			  */
+	int pmadvise_allowed;	/* 1 this process may process_madvise others, 0 not, -errno */
 	char pmadvise_why[256]; /* why not */
 	bool debugfs_split;	/* debugfs split_huge_pages writable */
 	size_t n;
 	struct thps_measure_size sizes[THPS_MEASURE_MAX_SIZES];
 };
 
-/* force: measure even without a scratch cgroup (by the canary's RssAnon; no reclaim test).
- * Without force and without cgroup v2 memory, nothing is measured (why says so).
+/* force: measure even without a scratch cgroup (by the canary's anonymous memory and kpageflags; no
+ * reclaim test). Without force and without cgroup v2 memory, nothing is measured (why says so).
  * Returns 0 (m->ran tells whether anything was measured) or -errno (-ENOMEM). */
 int thps_probe_measure(const struct thps_ctx *ctx, const struct thps_geometry *g, bool force,
 		       struct thps_measure *m);
