@@ -11,6 +11,7 @@
 #include "fileio.h"
 #include "kparse.h"
 #include "macro.h"
+#include "pmadvise.h"
 #include "probe.h"
 
 #define SMALL_MAX     4096
@@ -19,6 +20,9 @@
  * and its image holds the "swappiness=%d" token, 6.1's does not (tests/vm 10-probe). */
 #define SWAPPINESS_MAJOR 6
 #define SWAPPINESS_MINOR 12
+/* process_madvise(2) arrived in 5.10 with MADV_COLD and MADV_PAGEOUT for other processes. */
+#define PMADVISE_MAJOR 5
+#define PMADVISE_MINOR 10
 
 void thps_probe_init(struct thps_probe *p)
 {
@@ -29,6 +33,9 @@ void thps_probe_init(struct thps_probe *p)
 	p->max_ptes_none = -1;
 	p->subpages = 512;
 	p->thp_utilization_error = -ENOENT;
+	p->pmadvise_allowed = -ENODATA;
+	snprintf(p->pmadvise_why, sizeof(p->pmadvise_why), "CAP_SYS_NICE unknown");
+	p->split_mech = THPS_SPLIT_MECH_NONE;
 }
 
 int thps_parse_kernel_release(const char *release, int *ret_major, int *ret_minor)
@@ -315,6 +322,10 @@ int thps_probe_run(const struct thps_ctx *ctx, unsigned flags, struct thps_probe
 	gather_cgroup(ctx, flags, p);
 	p->have_pagemap = under_has(ctx->proc_root, "self/pagemap");
 	p->have_kpageflags = under_has(ctx->proc_root, "kpageflags");
+	p->pmadvise_allowed = thps_pmadvise_allowed(ctx, p->pmadvise_why, sizeof(p->pmadvise_why));
+	if (p->pmadvise_allowed < 0)
+		snprintf(p->pmadvise_why, sizeof(p->pmadvise_why), "cannot read CapEff: %s",
+			 strerror(-p->pmadvise_allowed));
 	thps_probe_decide(p);
 	*ret = *p;
 	return 0;
@@ -524,62 +535,51 @@ static void decide_thp(struct thps_probe *p)
 	}
 }
 
-static void decide_split(struct thps_probe *p)
+/* The split.process_madvise finding and the split mechanism as inferred (the measured
+ * probe may overrule it): process_madvise where this process may advise others, else debugfs. */
+static void decide_pmadvise(struct thps_probe *p)
 {
+	bool old_kernel = p->kver_major >= 0 &&
+			  (p->kver_major < PMADVISE_MAJOR ||
+			   (p->kver_major == PMADVISE_MAJOR && p->kver_minor < PMADVISE_MINOR));
 	struct thps_finding *f;
 
-	f = add(p, "debugfs", p->debugfs_mounted, "%s",
-		p->debugfs_mounted ? "mounted" : "not mounted");
-	if (p->debugfs_mounted)
-		follows(f, "Kernel debug files (split_huge_pages, the RFC's thp_utilization) are "
-			   "reachable.");
-	else
-		follows(f,
-			"split_huge_pages and thp_utilization are out of reach: exact-range splits "
-			"need 'mount -t debugfs none /sys/kernel/debug' (root).");
-
-	p->have_split_debugfs = p->debugfs_mounted && p->have_split_file && p->split_file_writable;
-	f = add(p, "debugfs.split_huge_pages", p->have_split_debugfs, "%s",
-		!p->debugfs_mounted	 ? "unreachable (debugfs not mounted)"
-		: !p->have_split_file	 ? "absent"
-		: p->split_file_writable ? "present, writable"
-					 : "present, not writable");
-	if (p->have_split_debugfs)
-		follows(f, "The split actuator can split the exact low-utilization THP ranges of a "
-			   "process.");
-	else
-		follows(f, "No exact-range splits: only memory.reclaim (where available) can give "
-			   "THP memory back.");
-
-	if (p->vm_thp_split_free && p->vm_thp_split_unmap)
-		p->split_kind = THPS_SPLIT_RFC;
-	else if (p->vm_thp_underused_split_page || p->shrink_underused >= 0)
-		p->split_kind = THPS_SPLIT_UPSTREAM;
-	else
-		p->split_kind = THPS_SPLIT_KEEPS_ZERO;
-	p->split_frees_zero_subpages = p->split_kind != THPS_SPLIT_KEEPS_ZERO;
-	switch (p->split_kind) {
-	case THPS_SPLIT_RFC:
-		f = add(p, "split.frees_zero_subpages", true,
-			"yes (RFC patch 003: vmstat thp_split_free, thp_split_unmap)");
+	if (old_kernel) {
+		f = add(p, "split.process_madvise", false, "unavailable (Linux < 5.10)");
+		follows(f, "process_madvise(2) arrived in Linux 5.10: splits need debugfs "
+			   "split_huge_pages here.");
+	} else if (p->pmadvise_allowed > 0) {
+		f = add(p, "split.process_madvise", true, "allowed (CAP_SYS_NICE)");
 		follows(
 		    f,
-		    "A split frees the zero subpages of a THP at once: splitting low-utilization "
-		    "THPs gives their waste back.");
-		break;
-	case THPS_SPLIT_UPSTREAM:
-		f = add(p, "split.frees_zero_subpages", true,
-			"yes (Linux >= 6.12: zero subpages remapped to the shared zero page)");
-		follows(f, "A split of an anonymous THP frees its zero subpages at once: splitting "
-			   "low-utilization THPs gives their waste back.");
-		break;
-	default:
-		f = add(p, "split.frees_zero_subpages", false, "no");
-		follows(
-		    f,
-		    "A split keeps every subpage, zero ones too: splits and reclaim free nothing "
-		    "here without swap; thpshrink can only report.");
+		    "The split actuator splits each wasteful folio exactly by "
+		    "process_madvise(MADV_COLD) on one of its pages, through a pidfd: no debugfs, "
+		    "works under kernel lockdown, spares the page cache.%s",
+		    p->split_frees_zero_subpages
+			? ""
+			: " On this kernel a split keeps zero subpages: it gives back only the "
+			  "unmapped subpages of partially mapped folios.");
+	} else {
+		if (p->pmadvise_allowed == 0)
+			f = add(p, "split.process_madvise", false, "not allowed (no CAP_SYS_NICE)");
+		else
+			f = add(p, "split.process_madvise", false, "unknown (%.120s)",
+				p->pmadvise_why);
+		follows(f, "This process may not advise others (%.200s): %s", p->pmadvise_why,
+			p->have_split_debugfs ? "splits fall back to debugfs split_huge_pages."
+					      : "debugfs split_huge_pages is not writable either, "
+						"so there are no exact splits.");
 	}
+	p->split_mech = p->have_split_pmadvise	? THPS_SPLIT_MECH_PMADVISE
+			: p->have_split_debugfs ? THPS_SPLIT_MECH_DEBUGFS
+						: THPS_SPLIT_MECH_NONE;
+	p->split_mech_measured = false;
+}
+
+/* The RFC's debugfs thp_utilization: the kernel's own histogram, where the kernel has it. */
+static void decide_thp_utilization(struct thps_probe *p)
+{
+	struct thps_finding *f;
 
 	if (!p->have_thp_utilization && !p->debugfs_mounted) {
 		f = add(p, "debugfs.thp_utilization", false, "unknown (debugfs not mounted)");
@@ -610,6 +610,75 @@ static void decide_split(struct thps_probe *p)
 	}
 }
 
+static void decide_split(struct thps_probe *p)
+{
+	struct thps_finding *f;
+
+	p->have_split_pmadvise =
+	    p->pmadvise_allowed > 0 &&
+	    (p->kver_major < 0 || p->kver_major > PMADVISE_MAJOR ||
+	     (p->kver_major == PMADVISE_MAJOR && p->kver_minor >= PMADVISE_MINOR));
+
+	f = add(p, "debugfs", p->debugfs_mounted, "%s",
+		p->debugfs_mounted ? "mounted" : "not mounted");
+	if (p->debugfs_mounted)
+		follows(f, "Kernel debug files (split_huge_pages, the RFC's thp_utilization) are "
+			   "reachable.");
+	else
+		follows(f,
+			"split_huge_pages and thp_utilization are out of reach: exact-range splits "
+			"need 'mount -t debugfs none /sys/kernel/debug' (root).");
+
+	p->have_split_debugfs = p->debugfs_mounted && p->have_split_file && p->split_file_writable;
+	f = add(p, "debugfs.split_huge_pages", p->have_split_debugfs, "%s",
+		!p->debugfs_mounted	 ? "unreachable (debugfs not mounted)"
+		: !p->have_split_file	 ? "absent"
+		: p->split_file_writable ? "present, writable"
+					 : "present, not writable");
+	if (p->have_split_debugfs)
+		follows(f,
+			"The split actuator can split the exact low-utilization THP ranges of a "
+			"process%s.",
+			p->have_split_pmadvise ? " (its fallback: process_madvise comes first)"
+					       : "");
+	else if (p->have_split_pmadvise)
+		follows(f, "Not needed: process_madvise splits the exact folios instead (below).");
+	else
+		follows(f, "No exact-range splits: only memory.reclaim (where available) can give "
+			   "THP memory back.");
+
+	if (p->vm_thp_split_free && p->vm_thp_split_unmap)
+		p->split_kind = THPS_SPLIT_RFC;
+	else if (p->vm_thp_underused_split_page || p->shrink_underused >= 0)
+		p->split_kind = THPS_SPLIT_UPSTREAM;
+	else
+		p->split_kind = THPS_SPLIT_KEEPS_ZERO;
+	p->split_frees_zero_subpages = p->split_kind != THPS_SPLIT_KEEPS_ZERO;
+	switch (p->split_kind) {
+	case THPS_SPLIT_RFC:
+		f = add(p, "split.frees_zero_subpages", true,
+			"yes (RFC patch 003: vmstat thp_split_free, thp_split_unmap)");
+		follows(
+		    f,
+		    "A split frees the zero subpages of a THP at once: splitting low-utilization "
+		    "THPs gives their waste back.");
+		break;
+	case THPS_SPLIT_UPSTREAM:
+		f = add(p, "split.frees_zero_subpages", true,
+			"yes (Linux >= 6.12: zero subpages remapped to the shared zero page)");
+		follows(f, "A split of an anonymous THP frees its zero subpages at once: splitting "
+			   "low-utilization THPs gives their waste back.");
+		break;
+	default:
+		f = add(p, "split.frees_zero_subpages", false, "no");
+		follows(f, "A split keeps every subpage, zero ones too: splits and reclaim free "
+			   "nothing of a sparse THP here without swap; a split still frees the "
+			   "unmapped subpages of partially mapped THPs.");
+	}
+
+	decide_pmadvise(p);
+}
+
 void thps_probe_decide(struct thps_probe *p)
 {
 	struct thps_finding *f;
@@ -622,6 +691,7 @@ void thps_probe_decide(struct thps_probe *p)
 	decide_cgroup(p);
 	decide_thp(p);
 	decide_split(p);
+	decide_thp_utilization(p);
 	p->can_reclaim = p->cgroup_version == 2 && p->v2_memory && p->have_memory_reclaim;
 	p->recollapse_risk = p->max_ptes_none >= 0 && (unsigned)p->max_ptes_none >= full;
 }
@@ -644,8 +714,54 @@ static const char *yesno(bool b)
 	return b ? "yes" : "no";
 }
 
+static const char *split_mech_name(enum thps_split_mech m)
+{
+	switch (m) {
+	case THPS_SPLIT_MECH_PMADVISE:
+		return "process_madvise";
+	case THPS_SPLIT_MECH_DEBUGFS:
+		return "debugfs";
+	default:
+		return "none";
+	}
+}
+
+void thps_probe_mode(const struct thps_probe *p, char *buf, size_t size)
+{
+	bool v2 = p->cgroup_version == 2 && p->v2_memory;
+	const char *sparse = p->split_frees_zero_subpages
+				 ? ""
+				 : " (partially mapped folios only: a split keeps zero subpages "
+				   "here)";
+
+	switch (p->split_mech) {
+	case THPS_SPLIT_MECH_PMADVISE:
+		/* no cgroup to write to: a split acts on one process's folios */
+		snprintf(buf, size, "exact splits via process_madvise%s%s", sparse,
+			 v2 ? (p->can_reclaim ? "; memory.reclaim per cgroup" : "")
+			 : p->cgroup_version == 1 ? "; per process: cgroup v1 figures are read-only"
+						  : "; per process: no memory cgroups");
+		return;
+	case THPS_SPLIT_MECH_DEBUGFS:
+		if (v2) {
+			snprintf(buf, size, "exact splits via debugfs split_huge_pages%s%s", sparse,
+				 p->can_reclaim ? "; memory.reclaim per cgroup" : "");
+			return;
+		}
+		break;
+	default:
+		if (p->can_reclaim) {
+			snprintf(buf, size, "memory.reclaim per cgroup; no exact splits");
+			return;
+		}
+	}
+	snprintf(buf, size, "read-only reporting");
+}
+
 void thps_probe_print(FILE *f, const struct thps_probe *p)
 {
+	char mode[256];
+
 	for (size_t i = 0; i < p->n_findings; i++) {
 		const struct thps_finding *x = &p->findings[i];
 
@@ -656,9 +772,12 @@ void thps_probe_print(FILE *f, const struct thps_probe *p)
 	fprintf(f, "split frees zero subpages:              %s\n",
 		yesno(p->split_frees_zero_subpages));
 	fprintf(f, "exact-range splits (debugfs):           %s\n", yesno(p->have_split_debugfs));
+	fprintf(f, "exact splits (process_madvise):         %s\n", yesno(p->have_split_pmadvise));
+	fprintf(f, "split mechanism:                        %s (%s)\n",
+		split_mech_name(p->split_mech), p->split_mech_measured ? "measured" : "inferred");
 	fprintf(f, "re-collapse risk (max_ptes_none):       %s\n", yesno(p->recollapse_risk));
-	if (p->cgroup_version != 2 || !p->v2_memory)
-		fprintf(f, "mode: read-only reporting\n");
+	thps_probe_mode(p, mode, sizeof(mode));
+	fprintf(f, "mode: %s\n", mode);
 }
 
 static const char *split_kind_name(enum thps_split_kind k)
@@ -685,6 +804,7 @@ static const char *split_kind_name(enum thps_split_kind k)
 static bool fill_json(json_object *o, const struct thps_probe *p)
 {
 	json_object *arr, *x;
+	char mode[256];
 
 	ADD(o, "kernel", json_object_new_string(p->kernel_release));
 	ADD(o, "cgroup_version", json_object_new_int(p->cgroup_version));
@@ -698,6 +818,11 @@ static bool fill_json(json_object *o, const struct thps_probe *p)
 	ADD(o, "split_frees_zero_subpages", json_object_new_boolean(p->split_frees_zero_subpages));
 	ADD(o, "split_kind", json_object_new_string(split_kind_name(p->split_kind)));
 	ADD(o, "have_split_debugfs", json_object_new_boolean(p->have_split_debugfs));
+	ADD(o, "have_split_pmadvise", json_object_new_boolean(p->have_split_pmadvise));
+	ADD(o, "split_mechanism", json_object_new_string(split_mech_name(p->split_mech)));
+	ADD(o, "split_mechanism_measured", json_object_new_boolean(p->split_mech_measured));
+	thps_probe_mode(p, mode, sizeof(mode));
+	ADD(o, "mode", json_object_new_string(mode));
 	ADD(o, "recollapse_risk", json_object_new_boolean(p->recollapse_risk));
 	ADD(o, "underused_shrinker_active", json_object_new_boolean(p->underused_shrinker_active));
 	if (p->max_ptes_none >= 0)

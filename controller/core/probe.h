@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 
+#include "actuator.h"
 #include "context.h"
 #include "thp.h"
 
@@ -55,6 +56,8 @@ struct thps_probe {
 	bool vm_thp_split_free, vm_thp_split_unmap; /* RFC patch 003 counters */
 	bool vm_thp_underused_split_page;	    /* upstream >= 6.12 counter */
 	bool have_pagemap, have_kpageflags;	    /* /proc/self/pagemap, /proc/kpageflags */
+	int pmadvise_allowed;			    /* CAP_SYS_NICE: 1 yes, 0 no, -errno unknown */
+	char pmadvise_why[256];			    /* why not */
 
 	/* decided by thps_probe_decide() */
 	struct thps_finding findings[THPS_PROBE_MAX_FINDINGS];
@@ -65,6 +68,11 @@ struct thps_probe {
 	bool have_split_debugfs;	/* debugfs mounted, split_huge_pages writable */
 	bool recollapse_risk;		/* max_ptes_none == subpages - 1 */
 	bool underused_shrinker_active; /* shrink_underused=1 and max_ptes_none < subpages - 1 */
+	bool have_split_pmadvise;	/* process_madvise(MADV_COLD) allowed, Linux >= 5.10 */
+	/* how the split actuator splits: process_madvise where allowed, else debugfs; once
+	 * measured (thps_probe_apply_measure), what the canary sizes chose */
+	enum thps_split_mech split_mech;
+	bool split_mech_measured;
 };
 
 /* Tests memory.reclaim's "swappiness=" key by writing "0 swappiness=60" (asks for nothing)
@@ -99,6 +107,9 @@ int thps_parse_bracketed(const char *text, char *ret, size_t size);
 int thps_read_bracketed(const char *root, const char *rel, char *ret, size_t size);
 
 bool thps_probe_split_frees(const struct thps_probe *p);
+/* The probe's verdict in one line: what thpshrink can do here ("exact splits via
+ * process_madvise ...", "read-only reporting", ...). */
+void thps_probe_mode(const struct thps_probe *p, char *buf, size_t size);
 const struct thps_finding *thps_probe_finding(const struct thps_probe *p, const char *key);
 
 void thps_probe_print(FILE *f, const struct thps_probe *p);

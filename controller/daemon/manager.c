@@ -306,7 +306,8 @@ static int setup_http(struct manager *m)
 }
 
 /* What a split and memory.reclaim free here, measured on canary memory of our own (a scratch
- * cgroup, removed afterwards; nothing where there is none), logged once at start. */
+ * cgroup, removed afterwards; nothing where there is none), and the split mechanism each folio
+ * size would use and why, logged once at start. */
 static void measure_at_start(const struct thps_ctx *ctx, const struct thps_geometry *g)
 {
 	_cleanup_free_ struct thps_measure *ms = calloc(1, sizeof(*ms));
@@ -320,11 +321,18 @@ static void measure_at_start(const struct thps_ctx *ctx, const struct thps_geome
 	for (size_t i = 0; i < ms->n; i++) {
 		const struct thps_measure_size *z = &ms->sizes[i];
 
-		log_info("Probe measured %" PRIu64 " KiB folios [%s]: split freed %d %% of %" PRIu64
-			 " zero bytes (%u folios), memory.reclaim %d %% of %" PRIu64 "%s%s",
-			 z->size >> 10, z->mode, thps_measure_split_pct(z), z->zero_bytes,
-			 z->folios, thps_measure_reclaim_pct(z), z->reclaim_zero_bytes,
-			 z->note[0] ? "; " : "", z->note);
+		log_info("Probe measured %" PRIu64 " KiB folios [%s]: process_madvise(MADV_COLD) "
+			 "freed %d %% of %" PRIu64 " zero bytes (%u folios) and %d %% of %" PRIu64
+			 " unmapped bytes (%u partially mapped folios); debugfs split %d %% of "
+			 "%" PRIu64 " (%u folios); memory.reclaim %d %% of %" PRIu64 "%s%s",
+			 z->size >> 10, z->mode, thps_measure_cold_pct(z), z->cold_zero_bytes,
+			 z->cold_folios, thps_measure_cold_partial_pct(z),
+			 z->cold_partial_unmapped_bytes, z->cold_partial_folios,
+			 thps_measure_split_pct(z), z->zero_bytes, z->folios,
+			 thps_measure_reclaim_pct(z), z->reclaim_zero_bytes, z->note[0] ? "; " : "",
+			 z->note);
+		log_info("Probe: %" PRIu64 " KiB folios split by %s: %s", z->size >> 10,
+			 thps_measure_mech_name(z->mech), z->mech_why);
 	}
 }
 

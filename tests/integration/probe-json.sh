@@ -55,11 +55,42 @@ done < /proc/mounts
 [ "$(get "$tmp/host.json" 'd["cgroup_version"]')" = "$want_v" ] || bad "cgroup_version is not $want_v"
 if [ $want_v != 2 ]; then
 	[ "$(get "$tmp/host.json" 'd["can_reclaim"]')" = False ] || bad "can_reclaim without cgroup v2 memory"
-	"$bin" probe | grep -q "read-only reporting" || bad "text output does not say read-only reporting"
+	# Without cgroup v2 only process_madvise can act (per process): the verdict says which.
+	want_mode="read-only reporting"
+	[ "$(get "$tmp/host.json" 'd["have_split_pmadvise"]')" = True ] && want_mode="exact splits via process_madvise"
+	"$bin" probe --no-measure | grep -q "^mode: $want_mode" || bad "text output does not say '$want_mode'"
 fi
 "$bin" probe > "$tmp/host.txt" || bad "probe exited $?"
 [ "$(grep -c '^\(ok\|--\) ' "$tmp/host.txt")" -ge 12 ] || bad "text output has fewer than 12 findings"
 "$bin" probe --bogus 2>/dev/null; [ $? = 2 ] || bad "an unknown option does not exit 2"
+
+# The measured probe on the host (root with CAP_SYS_NICE, PMD THPs allocated): canary folios
+# of its own child split by process_madvise(MADV_COLD) on one page free >= 95 % of a sparse
+# folio's zero bytes (>= 6.12; by the child's RssAnon without a scratch cgroup) and of a
+# partially mapped folio's unmapped bytes (any kernel; by kpageflags without a scratch cgroup).
+capeff=$(awk '$1=="CapEff:" {print $2}' /proc/self/status)
+pmd=$(cat $T/hpage_pmd_size 2>/dev/null || echo 0)
+if [ "$(id -u)" != 0 ] || [ $(( 0x${capeff:-0} >> 23 & 1 )) != 1 ]; then
+	echo "note: not root with CAP_SYS_NICE: the measured process_madvise figures are not checked"
+else
+	"$bin" probe --json --measure > "$tmp/measured.json" || bad "probe --json --measure exited $?"
+	validate "$tmp/measured.json" || bad "measured probe JSON does not validate"
+	"$bin" probe --measure > "$tmp/measured.txt" || bad "probe --measure exited $?"
+	figs=$(get "$tmp/measured.json" "' '.join(str(x) for s in d['measured']['sizes'] if s['size'] == $pmd for x in (s['cold_freed_pct'], s['cold_partial_freed_pct'], s['mechanism'], s['cold_folios'], s['cold_partial_folios']))")
+	if [ -z "$figs" ]; then
+		echo "note: no PMD-size canary measured here ($(get "$tmp/measured.json" 'd["measured"]["why"] or "THP never for that size"'))"
+	else
+		set -- $figs
+		echo "host PMD canaries: process_madvise(MADV_COLD) freed $1 % of sparse zero bytes ($4 folios), $2 % of partially mapped unmapped bytes ($5 folios); mechanism $3"
+		[ "$1" != None ] && [ "$1" -ge 95 ] || bad "host PMD sparse COLD split freed $1 % of the zero bytes (want >= 95)"
+		[ "$2" != None ] && [ "$2" -ge 95 ] || bad "host PMD partial COLD split freed $2 % of the unmapped bytes (want >= 95)"
+		[ "$3" = process_madvise ] || bad "host PMD mechanism is $3 (want process_madvise)"
+		[ "$(get "$tmp/measured.json" 'd["split_mechanism"], d["split_mechanism_measured"]')" = "process_madvise True" ] ||
+			bad "the probe's split mechanism is not the measured process_madvise"
+		grep -q "^mode: exact splits via process_madvise" "$tmp/measured.txt" || bad "the verdict does not say exact splits via process_madvise"
+		grep -q "splits by process_madvise" "$tmp/measured.txt" || bad "the text does not print the size's mechanism"
+	fi
+fi
 
 # The fake trees, through the environment overrides.
 for k in k612 k61 rfc v1host; do
@@ -72,6 +103,10 @@ done
 [ "$(get "$tmp/k61.json" 'd["split_frees_zero_subpages"]')" = False ] || bad "k61 says splits free zero subpages"
 [ "$(get "$tmp/rfc.json" 'd["split_kind"], d["thp_utilization"]["buckets"][0]["thps"]')" = "rfc 1331" ] || bad "rfc answers"
 [ "$(get "$tmp/v1host.json" 'd["cgroup_version"], d["can_reclaim"]')" = "1 False" ] || bad "v1host answers"
+# CapEff in the trees: v1host has CAP_SYS_NICE, k61 has not, k612 has no status file
+[ "$(get "$tmp/v1host.json" 'd["have_split_pmadvise"], d["split_mechanism"], d["mode"]')" = \
+  "True process_madvise exact splits via process_madvise; per process: cgroup v1 figures are read-only" ] || bad "v1host split mechanism"
+[ "$(get "$tmp/k61.json" 'd["have_split_pmadvise"], d["split_mechanism"]')" = "False debugfs" ] || bad "k61 split mechanism"
 
 # A schema that rejects nothing would pass all of the above: it must reject a broken document.
 $py -c "import json,sys; d=json.load(open(sys.argv[1])); d['findings'][0]['ok']='yes'; json.dump(d, open(sys.argv[2],'w'))" \

@@ -2,7 +2,8 @@
 /* Unit tests of the kernel probe and the kernel sources on committed fake trees
  * (tests/fixtures/kernel/{k612,k61,rfc,v1host}): findings and derived booleans per kernel
  * kind, the RFC thp_utilization parser on the seed sample and on broken inputs, vmstat and
- * memory.stat parsing, and the sources' collect() on the trees. */
+ * memory.stat parsing, and the sources' collect() on the trees; the split mechanism each folio
+ * size would use, decided over fake measurements. */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include "fileio.h"
 #include "kernel/kernel.h"
 #include "macro.h"
+#include "probe-measure.h"
 #include "probe.h"
 #include "scan.h"
 #include "test-main.h"
@@ -85,6 +87,12 @@ START_TEST(test_probe_k612)
 	ck_assert(!p->have_thp_utilization);
 	ck_assert_str_eq(need(p, "debugfs.thp_utilization")->value, "absent");
 	ck_assert(need(p, "cgroup.memory")->ok);
+	/* the tree has no proc/self/status: process_madvise unknown, debugfs the mechanism */
+	ck_assert_int_lt(p->pmadvise_allowed, 0);
+	ck_assert(!p->have_split_pmadvise);
+	ck_assert(!need(p, "split.process_madvise")->ok);
+	ck_assert_ptr_nonnull(strstr(need(p, "split.process_madvise")->value, "unknown"));
+	ck_assert_int_eq(p->split_mech, THPS_SPLIT_MECH_DEBUGFS);
 	free(p);
 }
 END_TEST
@@ -110,6 +118,12 @@ START_TEST(test_probe_k61)
 	ck_assert_ptr_nonnull(strstr(need(p, "thp.shrink_underused")->follows, "6.12"));
 	ck_assert(p->have_split_debugfs);
 	ck_assert(p->recollapse_risk);
+	/* CapEff without CAP_SYS_NICE (a container's default set): debugfs is the fallback */
+	ck_assert_int_eq(p->pmadvise_allowed, 0);
+	ck_assert(!p->have_split_pmadvise);
+	ck_assert_str_eq(need(p, "split.process_madvise")->value, "not allowed (no CAP_SYS_NICE)");
+	ck_assert_ptr_nonnull(strstr(need(p, "split.process_madvise")->follows, "fall back"));
+	ck_assert_int_eq(p->split_mech, THPS_SPLIT_MECH_DEBUGFS);
 	free(p);
 }
 END_TEST
@@ -157,6 +171,22 @@ START_TEST(test_probe_v1host)
 	ck_assert_int_eq(p->reclaim_swappiness, 1);
 	ck_assert_ptr_nonnull(
 	    strstr(need(p, "cgroup.memory_reclaim_swappiness")->value, "inferred"));
+	/* CAP_SYS_NICE: exact splits through process_madvise, though cgroup v1 is read-only */
+	ck_assert_int_eq(p->pmadvise_allowed, 1);
+	ck_assert(p->have_split_pmadvise);
+	ck_assert(need(p, "split.process_madvise")->ok);
+	ck_assert_str_eq(need(p, "split.process_madvise")->value, "allowed (CAP_SYS_NICE)");
+	ck_assert_ptr_nonnull(
+	    strstr(need(p, "debugfs.split_huge_pages")->follows, "process_madvise"));
+	ck_assert_int_eq(p->split_mech, THPS_SPLIT_MECH_PMADVISE);
+	ck_assert(!p->split_mech_measured);
+	{
+		char mode[256];
+
+		thps_probe_mode(p, mode, sizeof(mode));
+		ck_assert_str_eq(mode, "exact splits via process_madvise; per process: cgroup v1 "
+				       "figures are read-only");
+	}
 	free(p);
 }
 END_TEST
@@ -343,6 +373,196 @@ START_TEST(test_decide_pure)
 	p->shrink_underused = 0;
 	thps_probe_decide(p);
 	ck_assert_str_eq(need(p, "thp.shrink_underused")->value, "0 (disabled)");
+	free(p);
+}
+END_TEST
+
+static const char *mode_of(struct thps_probe *p)
+{
+	static char mode[256];
+
+	thps_probe_decide(p);
+	thps_probe_mode(p, mode, sizeof(mode));
+	return mode;
+}
+
+START_TEST(test_probe_mode)
+{
+	struct thps_probe *p = malloc(sizeof(*p));
+
+	/* nothing known: nothing to act with */
+	thps_probe_init(p);
+	ck_assert_str_eq(mode_of(p), "read-only reporting");
+	ck_assert(!need(p, "split.process_madvise")->ok);
+	/* cgroup v1 with debugfs but no CAP_SYS_NICE: still read-only, as before */
+	p->cgroup_version = 1;
+	p->debugfs_mounted = p->have_split_file = p->split_file_writable = true;
+	p->pmadvise_allowed = 0;
+	ck_assert_str_eq(mode_of(p), "read-only reporting");
+	/* ... with CAP_SYS_NICE: exact splits per process */
+	p->pmadvise_allowed = 1;
+	p->kver_major = 6;
+	p->kver_minor = 18;
+	ck_assert_str_eq(mode_of(p),
+			 "exact splits via process_madvise (partially mapped folios only: a split "
+			 "keeps zero subpages here); per process: cgroup v1 figures are read-only");
+	p->shrink_underused = 1; /* >= 6.12: splits free zero subpages */
+	ck_assert_str_eq(mode_of(p), "exact splits via process_madvise; per process: cgroup v1 "
+				     "figures are read-only");
+	/* process_madvise arrived in 5.10 */
+	p->kver_major = 5;
+	p->kver_minor = 4;
+	ck_assert_str_eq(mode_of(p), "read-only reporting");
+	ck_assert_str_eq(need(p, "split.process_madvise")->value, "unavailable (Linux < 5.10)");
+	/* cgroup v2 with memory.reclaim */
+	p->kver_major = 6;
+	p->kver_minor = 12;
+	p->cgroup_version = 2;
+	p->v2_memory = p->have_memory_reclaim = true;
+	ck_assert_str_eq(mode_of(p), "exact splits via process_madvise; memory.reclaim per cgroup");
+	p->pmadvise_allowed = 0;
+	ck_assert_str_eq(mode_of(p),
+			 "exact splits via debugfs split_huge_pages; memory.reclaim per cgroup");
+	p->split_file_writable = false;
+	ck_assert_str_eq(mode_of(p), "memory.reclaim per cgroup; no exact splits");
+	free(p);
+}
+END_TEST
+
+/* One fake measured size: percentages of 1000 zero/unmapped bytes, -1 = not measured. */
+static void fake_size(struct thps_measure_size *s, uint64_t size, int cold, int partial,
+		      int debugfs)
+{
+	memset(s, 0, sizeof(*s));
+	s->size = size;
+	s->zero_bytes = s->cold_zero_bytes = s->cold_partial_unmapped_bytes = 1000;
+	s->folios = s->cold_folios = s->cold_partial_folios = 2;
+	s->cold_freed = cold < 0 ? INT64_MIN : cold * 10;
+	s->cold_partial_freed = partial < 0 ? INT64_MIN : partial * 10;
+	s->split_freed = debugfs < 0 ? INT64_MIN : debugfs * 10;
+	s->reclaim_freed = INT64_MIN;
+}
+
+START_TEST(test_measure_decide)
+{
+	struct thps_measure *m = calloc(1, sizeof(*m));
+	struct thps_measure_size *s = &m->sizes[0];
+
+	ck_assert_ptr_nonnull(m);
+	m->n = 1;
+	m->pmadvise_allowed = 1;
+	/* >= 6.12: both sets freed */
+	fake_size(s, 2 << 20, 100, 100, -1);
+	thps_measure_decide(m, s);
+	ck_assert_int_eq(s->mech, THPS_SPLIT_MECH_PMADVISE);
+	ck_assert_ptr_nonnull(strstr(s->mech_why, "100 % of sparse folios' zero bytes"));
+	/* 6.1: zero subpages stay, unmapped ones are freed: still process_madvise, for the
+	 * partially mapped folios, and it says so */
+	fake_size(s, 2 << 20, 0, 100, 0);
+	thps_measure_decide(m, s);
+	ck_assert_int_eq(s->mech, THPS_SPLIT_MECH_PMADVISE);
+	ck_assert_ptr_nonnull(strstr(s->mech_why, "partially mapped"));
+	ck_assert_ptr_nonnull(strstr(s->mech_why, "keeps zero subpages here (0 % freed)"));
+	/* 49 % of each is not enough: debugfs, measured, is the fallback */
+	fake_size(s, 2 << 20, 49, 49, 99);
+	m->debugfs_split = true;
+	thps_measure_decide(m, s);
+	ck_assert_int_eq(s->mech, THPS_SPLIT_MECH_DEBUGFS);
+	ck_assert_ptr_nonnull(strstr(s->mech_why, "it freed 49 % of zero bytes"));
+	/* not allowed: debugfs, and why not process_madvise */
+	fake_size(s, 64 << 10, -1, -1, 99);
+	m->pmadvise_allowed = 0;
+	snprintf(m->pmadvise_why, sizeof(m->pmadvise_why), "no CAP_SYS_NICE");
+	thps_measure_decide(m, s);
+	ck_assert_int_eq(s->mech, THPS_SPLIT_MECH_DEBUGFS);
+	ck_assert_ptr_nonnull(strstr(s->mech_why, "not process_madvise: no CAP_SYS_NICE"));
+	/* debugfs writable but its split not measured: none */
+	fake_size(s, 64 << 10, -1, -1, -1);
+	thps_measure_decide(m, s);
+	ck_assert_int_eq(s->mech, THPS_SPLIT_MECH_NONE);
+	ck_assert_ptr_nonnull(strstr(s->mech_why, "debugfs split not measured"));
+	/* neither */
+	m->debugfs_split = false;
+	thps_measure_decide(m, s);
+	ck_assert_int_eq(s->mech, THPS_SPLIT_MECH_NONE);
+	ck_assert_ptr_nonnull(strstr(s->mech_why, "split_huge_pages not writable"));
+	/* allowed but not measured (the canary's pidfd failed): not chosen blind */
+	m->pmadvise_allowed = 1;
+	thps_measure_decide(m, s);
+	ck_assert_int_eq(s->mech, THPS_SPLIT_MECH_NONE);
+	ck_assert_ptr_nonnull(strstr(s->mech_why, "its split was not measured"));
+	free(m);
+}
+END_TEST
+
+/* The measured figures overrule the inferred answers: 6.1-like figures on the v1 tree. */
+START_TEST(test_apply_measure)
+{
+	struct thps_probe *p = probe_tree("v1host", 0);
+	struct thps_measure *m = calloc(1, sizeof(*m));
+	const struct thps_finding *f;
+	json_object *o, *x;
+	char mode[256];
+
+	ck_assert_ptr_nonnull(m);
+	m->ran = true;
+	m->n = 2;
+	m->pmadvise_allowed = 1;
+	fake_size(&m->sizes[0], 64 << 10, 0, 100, -1);
+	fake_size(&m->sizes[1], 2 << 20, 0, 100, -1);
+	for (size_t i = 0; i < m->n; i++)
+		thps_measure_decide(m, &m->sizes[i]);
+	thps_probe_apply_measure(p, m);
+	ck_assert(!p->split_frees_zero_subpages);
+	ck_assert_int_eq(p->split_mech, THPS_SPLIT_MECH_PMADVISE);
+	ck_assert(p->split_mech_measured);
+	f = need(p, "split.process_madvise");
+	ck_assert(f->ok);
+	ck_assert_str_eq(
+	    f->value,
+	    "allowed, used; measured zero/unmapped bytes freed: 64K 0%/100%, 2048K 0%/100%");
+	ck_assert_str_eq(need(p, "split.frees_zero_subpages")->value,
+			 "no (measured: 64K 0%, 2048K 0%)");
+	thps_probe_mode(p, mode, sizeof(mode));
+	ck_assert_ptr_nonnull(strstr(mode, "partially mapped folios only"));
+	/* the JSON says the same */
+	o = thps_probe_to_json(p);
+	ck_assert(json_object_object_get_ex(o, "split_mechanism", &x));
+	ck_assert_str_eq(json_object_get_string(x), "process_madvise");
+	ck_assert(json_object_object_get_ex(o, "split_mechanism_measured", &x));
+	ck_assert(json_object_get_boolean(x));
+	json_object_put(o);
+	o = thps_measure_to_json(m);
+	x = json_object_array_get_idx(json_object_object_get(o, "sizes"), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(x, "mechanism")),
+			 "process_madvise");
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(x, "cold_partial_freed_pct")),
+			 100);
+	ck_assert(json_object_get_type(json_object_object_get(x, "split_freed_pct")) ==
+		  json_type_null);
+	json_object_put(o);
+	/* no split measured at all (the canary never ran): the inferred answer stands */
+	free(p);
+	p = probe_tree("v1host", 0);
+	fake_size(&m->sizes[0], 64 << 10, -1, -1, -1);
+	fake_size(&m->sizes[1], 2 << 20, -1, -1, -1);
+	for (size_t i = 0; i < m->n; i++)
+		thps_measure_decide(m, &m->sizes[i]);
+	thps_probe_apply_measure(p, m);
+	ck_assert_int_eq(p->split_mech, THPS_SPLIT_MECH_PMADVISE);
+	ck_assert(!p->split_mech_measured);
+	/* process_madvise measured to free nothing, debugfs not writable: none, read-only */
+	fake_size(&m->sizes[0], 64 << 10, 0, 0, -1);
+	fake_size(&m->sizes[1], 2 << 20, 0, 0, -1);
+	for (size_t i = 0; i < m->n; i++)
+		thps_measure_decide(m, &m->sizes[i]);
+	thps_probe_apply_measure(p, m);
+	ck_assert_int_eq(p->split_mech, THPS_SPLIT_MECH_NONE);
+	ck_assert(p->split_mech_measured);
+	ck_assert(!need(p, "split.process_madvise")->ok);
+	thps_probe_mode(p, mode, sizeof(mode));
+	ck_assert_str_eq(mode, "read-only reporting");
+	free(m);
 	free(p);
 }
 END_TEST
@@ -655,6 +875,9 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_memcg_find_mountinfo);
 	tcase_add_test(tc, test_probe_write_test);
 	tcase_add_test(tc, test_decide_pure);
+	tcase_add_test(tc, test_probe_mode);
+	tcase_add_test(tc, test_measure_decide);
+	tcase_add_test(tc, test_apply_measure);
 	tcase_add_test(tc, test_probe_bad_thp_utilization);
 	tcase_add_test(tc, test_parse_small);
 	tcase_add_test(tc, test_probe_json);

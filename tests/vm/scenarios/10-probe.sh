@@ -135,8 +135,9 @@ if probe; then
 fi
 
 # The measured probe: canary folios of every size the kernel allocates (16 and 64 KiB enabled
-# where the kernel has them), split through debugfs and reclaimed in a scratch cgroup; what
-# each freed, per size, is what the class of this kernel says it must be.
+# where the kernel has them), split through debugfs, split by process_madvise(MADV_COLD) on one
+# page (sparse folios, and partially mapped ones) and reclaimed in a scratch cgroup; what each
+# freed, per size, is what the class of this kernel says it must be.
 for k in $THPS_MTHP_SIZES; do
 	case $k in 16 | 64) vm_set_thp_knob hugepages-${k}kB/enabled always ;; esac
 done
@@ -170,3 +171,36 @@ for k in $THPS_MTHP_SIZES; do
 	*) vm_pass measured-${k}k "${k} KiB split freed ${p:-?} %" ;;
 	esac
 done
+
+# process_madvise(MADV_COLD) on one page of each canary folio: since 6.12 (and on the RFC) the
+# split maps a sparse folio's zero subpages to the shared zero page; on 6.1 they stay allocated.
+# A partially mapped folio's unmapped subpages are freed by the split on every kernel, so every
+# kernel here splits by process_madvise (6.1: partially mapped folios only).
+# "size":N ... per entry: cold_freed_pct, cold_partial_freed_pct, mechanism
+cold=$(awk -F: '/"size":/ { gsub(/[ ,]/, "", $2); s = $2 }
+	/"cold_freed_pct":/ { gsub(/[ ,]/, "", $2); c = $2 }
+	/"cold_partial_freed_pct":/ { gsub(/[ ,]/, "", $2); p = $2 }
+	/"mechanism":/ { gsub(/[ ,"]/, "", $2); m = $2 }
+	/"note":/ { print s, c, p, m }' /tmp/pm.json)
+cold_check() { # KiB
+	_l=$(echo "$cold" | awk -v s=$(($1 * 1024)) '$1 == s')
+	set -- "$1" $(echo "$_l" | awk '{print $2, $3, $4}')
+	_what="${1} KiB canaries: process_madvise(MADV_COLD) freed ${2:-?} % of sparse zero bytes, ${3:-?} % of partially mapped unmapped bytes; mechanism ${4:-?}"
+	case $THPS_KCLASS in
+	none) vm_check cold-${1}k-sparse-keeps-zero "$_what (sparse want <= 10)" [ "${2:-100}" -le 10 ] 2>/dev/null ;;
+	*) vm_check cold-${1}k-sparse-frees "$_what (sparse want >= 90)" [ "${2:-0}" -ge 90 ] 2>/dev/null ;;
+	esac
+	vm_check cold-${1}k-partial-frees "$_what (partial want >= 90)" [ "${3:-0}" -ge 90 ] 2>/dev/null
+	vm_check cold-${1}k-mechanism "$_what (want process_madvise)" [ "${4:-}" = process_madvise ]
+}
+cold_check $((pmd / 1024))
+for k in $THPS_MTHP_SIZES; do
+	case $k in 16 | 64) cold_check "$k" ;; esac
+done
+vm_check cold-mechanism "$(grep '"split_mechanism"' /tmp/pm.json | tr -d ' ,')" grep -q '"split_mechanism":"process_madvise"' /tmp/pm.json
+vm_check cold-mode "$(grep '^mode:' /tmp/pm.txt)" grep -q '^mode: exact splits via process_madvise' /tmp/pm.txt
+# the figures behind the percentages, per size, as the text prints them
+awk '/^  [0-9]+ [KM]iB/ { s = $1 $2 } /^ +process_madvise\(MADV_COLD\):/ && s { sub(/^ +/, ""); print s, $0 }' /tmp/pm.txt |
+	while read -r sz line; do
+		vm_pass "measured-$sz-cold" "$line"
+	done

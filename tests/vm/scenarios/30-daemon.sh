@@ -63,6 +63,12 @@ if [ $ok != yes ]; then
 	vm_bloat_stop $OBS_PID
 	exit 0
 fi
+# The start log names, per folio size the probe measured, the split mechanism and why.
+pmd_kib=$(($(vm_thp_knob hpage_pmd_size) / 1024))
+vm_check start-log-mechanism "$(grep -o "Probe: $pmd_kib KiB folios split by.*" $D/daemon.log | cut -c1-200)" \
+	grep -q "Probe: $pmd_kib KiB folios split by process_madvise: " $D/daemon.log
+vm_check start-log-cold "$(grep -o "Probe measured $pmd_kib KiB folios.*" $D/daemon.log | cut -c1-200)" \
+	grep -q "Probe measured $pmd_kib KiB folios .*process_madvise(MADV_COLD) freed [0-9]* %" $D/daemon.log
 if grep -q 'Sources: none' $D/daemon.log; then
 	vm_skip reclaim "thpshrinkd built without the scanner source (merge branch scanner): no per-cgroup figures"
 	kill $DPID; wait $DPID
