@@ -311,7 +311,7 @@ rd_report $W/r5.json
 thps5=$(jget $W/r5.json thps)
 low5=$(jget $W/r5.json lowutil_thps) left5=$(left $W/r5.json)
 above5=$(jbuckets $W/r5.json $((CUT + 1)) 9)
-grep -E "cgroup '/${RD_CG#$CG_ROOT/}': (split|reclaim) asked" $D/daemon.log | sed 's/^/# thpshrinkd: /' | head -20
+grep -E "cgroup '/${RD_CG#$CG_ROOT/}': (split|reclaim)( \([a-z_]*\))? asked" $D/daemon.log | sed 's/^/# thpshrinkd: /' | head -20
 dgiven=$(vm_metric thpshrink_given_back_bytes_total "$RD_LABEL")
 fig mpn=$mpn after_split_bytes=$cur5 thps_before_split=$(jget $W/r4.json thps) thps_after=$thps5 \
 	thps_above_cut_after=$above5 split_given_back=$((cur4 - cur5)) split_waste=$waste4 \
