@@ -362,6 +362,7 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	    .max_bytes = d->amount,
 	    .lowutil_max_bucket = d->lowutil_max_bucket,
 	    .mech = d->split_mech,
+	    .zero_freed = d->split_zero_freed,
 	};
 	struct thps_act_result res, partial;
 	_cleanup_free_ struct thps_thp_range *ranges = NULL;

@@ -56,6 +56,7 @@ struct dglue_decision {
 	unsigned lowutil_max_bucket;	    /* the policy's low-util cut */
 	uint32_t sizes_mask;		    /* the policy's folio sizes, 0 = every size */
 	enum thps_split_mech split_mech;    /* how a split splits (the daemon's probe) */
+	int split_zero_freed;		    /* as measured at start; 0 unknown */
 };
 
 struct dglue_caps {
@@ -63,6 +64,8 @@ struct dglue_caps {
 	bool memory_reclaim;
 	bool split_huge_pages;
 	enum thps_split_mech split_mech; /* process_madvise, else debugfs, else none */
+	int split_zero_freed;		 /* measured: 1 a split frees zero subpages, -1 not, 0
+					  * unknown (the kernel probe decides) */
 	char split_why[256];		 /* ... and why */
 	bool thp_utilization;
 	bool pagemap;

@@ -308,11 +308,36 @@ static int setup_http(struct manager *m)
 /* What a split and memory.reclaim free here, measured on canary memory of our own (a scratch
  * cgroup, removed afterwards; nothing where there is none), and the split mechanism each folio
  * size would use and why, logged once at start. */
-static void measure_at_start(const struct thps_ctx *ctx, const struct thps_geometry *g)
+/* What was measured decides over what the kernel's version suggests: the split mechanism where
+ * no size chose process_madvise, and whether a split frees zero subpages at all. */
+static void apply_measure(struct manager *m, const struct thps_measure *ms)
+{
+	bool pmadv = false, debugfs = false, cold = false, zero = false;
+
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct thps_measure_size *z = &ms->sizes[i];
+		int cp = thps_measure_cold_pct(z), sp = thps_measure_split_pct(z);
+
+		pmadv |= z->mech == THPS_SPLIT_MECH_PMADVISE;
+		debugfs |= z->mech == THPS_SPLIT_MECH_DEBUGFS;
+		cold |= cp >= 0 || sp >= 0;
+		zero |= cp >= 50 || sp >= 50;
+	}
+	if (!pmadv && debugfs && m->caps.split_mech == THPS_SPLIT_MECH_PMADVISE) {
+		m->caps.split_mech = THPS_SPLIT_MECH_DEBUGFS;
+		snprintf(m->caps.split_why, sizeof(m->caps.split_why),
+			 "debugfs split_huge_pages: measured, process_madvise freed nothing here");
+		log_notice("Splits: %s", m->caps.split_why);
+	}
+	if (cold)
+		m->caps.split_zero_freed = zero ? 1 : -1;
+}
+
+static void measure_at_start(struct manager *m)
 {
 	_cleanup_free_ struct thps_measure *ms = calloc(1, sizeof(*ms));
 
-	if (!ms || thps_probe_measure(ctx, g, false, ms) < 0)
+	if (!ms || thps_probe_measure(&m->ctx, &m->geom, false, ms) < 0)
 		return;
 	if (!ms->ran) {
 		log_info("Probe: %s", ms->why);
@@ -334,6 +359,7 @@ static void measure_at_start(const struct thps_ctx *ctx, const struct thps_geome
 		log_info("Probe: %" PRIu64 " KiB folios split by %s: %s", z->size >> 10,
 			 thps_measure_mech_name(z->mech), z->mech_why);
 	}
+	apply_measure(m, ms);
 }
 
 int manager_alloc(const struct thps_ctx *ctx, const struct manager_options *o, struct manager **ret)
@@ -398,7 +424,7 @@ static void probe_kernel(struct manager *m)
 		 m->caps.pagemap ? "yes" : "no", m->caps.kpageflags ? "yes" : "no");
 	log_info("Splits: %s: %s", thps_split_mech_name(m->caps.split_mech), m->caps.split_why);
 	log_info("Sources: %s", dglue_sources_description());
-	measure_at_start(&m->ctx, &m->geom);
+	measure_at_start(m);
 	m->observe_only = m->o.dry_run;
 	if (m->o.dry_run)
 		log_notice("--dry-run: observing every cgroup whatever the policies say");
