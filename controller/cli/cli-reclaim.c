@@ -375,7 +375,18 @@ static void print_json(const char *cg, const struct reclaim_args *a, const char 
 
 static int parse_args(int argc, char **argv, struct reclaim_args *a)
 {
-	enum { O_METHOD = 256, O_DRY, O_MAX, O_BUCKET, O_JSON, O_SET, O_RESTORE, O_WAIT, O_PID, O_COLD };
+	enum {
+		O_METHOD = 256,
+		O_DRY,
+		O_MAX,
+		O_BUCKET,
+		O_JSON,
+		O_SET,
+		O_RESTORE,
+		O_WAIT,
+		O_PID,
+		O_COLD
+	};
 	static const struct option opts[] = {
 	    {"cgroup", required_argument, NULL, 'c'},
 	    {"method", required_argument, NULL, O_METHOD},
