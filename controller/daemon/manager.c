@@ -123,16 +123,12 @@ static int on_scan_done(sd_event_source *s, int fd, uint32_t revents, void *user
 static int reload_policies(struct manager *m, bool at_start)
 {
 	struct dglue_policies *p = NULL;
-	char err[512];
+	char err[512], names[256];
 	int r;
 
 	/* A missing directory at start means "nothing configured"; one that vanishes later is a
 	 * fault (an unmounted volume, a config tool mid-rename): the set in force stays. */
-	if (!at_start && access(m->o.policy_dir, F_OK) < 0 && errno == ENOENT) {
-		r = -ENOENT;
-		snprintf(err, sizeof(err), "'%s' is gone", m->o.policy_dir);
-	} else
-		r = dglue_policies_load(m->o.policy_dir, &p, err, sizeof(err));
+	r = dglue_policies_load(m->o.policy_dir, at_start, &p, err, sizeof(err));
 	if (r < 0) {
 		m->policy_errors++;
 		m->policy_last_ok = false;
@@ -145,7 +141,8 @@ static int reload_policies(struct manager *m, bool at_start)
 	dglue_policies_free(m->policies);
 	m->policies = p;
 	m->policy_last_ok = true;
-	log_info("Loaded %d policies from '%s'", r, m->o.policy_dir);
+	dglue_policies_names(p, names, sizeof(names));
+	log_info("Loaded %d policies from '%s'%s%s", r, m->o.policy_dir, r ? ": " : "", names);
 	return 0;
 }
 
