@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,15 +97,20 @@ static void list_sizes(const struct thps_ctx *ctx, const struct thps_geometry *g
 
 /* The child: waits for the go, faults in both groups of canary folios of size S (each in its
  * own VMA of exactly S, PROT_NONE between them so no VMA merges into room for a bigger folio),
- * one non-zero byte each, reports, and waits to be killed. */
+ * one non-zero byte each, reports, and waits to be killed. It dies with its parent: a probe
+ * killed mid-measure (SIGKILL, OOM, a watchdog) must not leave a canary holding THPs forever;
+ * getppid() catches a parent that died before the prctl. */
 static __attribute__((noreturn)) void child_run(int go_fd, int done_fd, struct canary *c,
-						uint64_t s)
+						uint64_t s, pid_t parent)
 {
 	uint32_t n = (uint32_t)MIN((uint64_t)CANARY_MAX, MAX(UINT64_C(2), CANARY_BYTES / s));
 	size_t len = (size_t)(4 * n + 2) * s;
 	uint8_t *raw, *base;
 	char b;
 
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+	(void)prctl(PR_SET_NAME, "thps-canary"); /* what ps shows, and tests look for */
 	if (read(go_fd, &b, 1) != 1)
 		_exit(1);
 	raw = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -231,7 +237,7 @@ static void measure_size(const struct thps_ctx *ctx, const struct thps_geometry 
 	uint32_t nr = (uint32_t)(s->size / g->page_size), ok[2] = {0, 0};
 	uint64_t before, after;
 	char b, path[PATH_MAX], cmd[96];
-	pid_t pid;
+	pid_t pid, parent;
 	int r;
 
 	s->split_freed = s->reclaim_freed = INT64_MIN;
@@ -246,13 +252,14 @@ static void measure_size(const struct thps_ctx *ctx, const struct thps_geometry 
 		snprintf(s->note, sizeof(s->note), "pipe: %s", strerror(errno));
 		goto out;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		snprintf(s->note, sizeof(s->note), "fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0)
-		child_run(go[0], done[1], c, s->size);
+		child_run(go[0], done[1], c, s->size, parent);
 	close(go[0]);
 	close(done[1]);
 	go[0] = done[1] = -1;

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "manager-internal.h"
 #include "probe-measure.h"
+#include "probe-scratch.h"
 #include "procev.h"
 
 #define EXEC_DEBOUNCE_USEC (2 * 1000000ULL)
@@ -307,6 +308,16 @@ static int setup_http(struct manager *m)
 static void measure_at_start(const struct thps_ctx *ctx, const struct thps_geometry *g)
 {
 	_cleanup_free_ struct thps_measure *ms = calloc(1, sizeof(*ms));
+	int r;
+
+	/* a probe of ours (or of the CLI) killed mid-measure left its scratch cgroup */
+	r = thps_probe_scratch_clean(ctx);
+	if (r < 0)
+		log_warning_errno(r, "Failed to remove a stale probe scratch cgroup, ignoring: %m");
+	else if (r > 0)
+		log_info("Removed %d stale probe scratch cgroups (thpshrink-probe.<pid> of a "
+			 "probe that was killed)",
+			 r);
 
 	if (!ms || thps_probe_measure(ctx, g, false, ms) < 0)
 		return;
