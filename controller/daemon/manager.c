@@ -10,6 +10,7 @@
 #include <linux/netlink.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,6 +451,38 @@ static int setup_timers(struct manager *m)
 	return 0;
 }
 
+/* status.json in the state dir is what 'thpshrink explain' and the liveness probe trust, and
+ * the daemon replaces files there as root: a directory another user owns or can write would
+ * let them plant what those read, or a link the daemon follows. Made (0755) when missing. */
+static int check_state_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return log_error_errno(-errno, "Failed to create --state-dir '%s': %m", dir);
+	if (stat(dir, &st) < 0)
+		return log_error_errno(-errno, "Failed to stat --state-dir '%s': %m", dir);
+	if (!S_ISDIR(st.st_mode)) {
+		log_error("Refusing --state-dir '%s': not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		log_error(
+		    "Refusing --state-dir '%s': owned by uid %u, not by this daemon's uid %u, "
+		    "so another user controls what 'thpshrink explain' reads; chown %u it or "
+		    "pick a directory of the daemon's own",
+		    dir, (unsigned)st.st_uid, (unsigned)geteuid(), (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		log_error("Refusing --state-dir '%s': writable by group or others (mode %04o), so "
+			  "anyone could replace status.json; chmod go-w it",
+			  dir, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, struct manager **ret)
 {
 	struct manager *m;
@@ -459,6 +492,10 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	if (r < 0)
 		return r;
 	m = *ret; /* manager_free() cleans up whatever got built */
+
+	r = check_state_dir(o->state_dir);
+	if (r < 0)
+		return r;
 
 	r = setup_scan(m);
 	if (r < 0)
