@@ -111,6 +111,41 @@ static void print_scan(json_object *root)
 		       dbl(sc, "full_refresh_seconds"));
 }
 
+/* One cgroup's entry of status.json, every string through clean(). */
+static void print_entry(json_object *found, json_object *root)
+{
+	time_t t = (time_t)num(found, "time");
+	char when[64] = "?", a[4200], b[4200];
+	struct tm tm;
+
+	if (t > 0 && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	printf("cgroup:            %s\n", clean(str(found, "cgroup"), a, sizeof(a)));
+	printf("last pass:         %s\n", when);
+	printf("policy:            %s\n", *str(found, "policy")
+					      ? clean(str(found, "policy"), a, sizeof(a))
+					      : "(none matches)");
+	printf("THPs:              %" PRId64 " (low-utilization at the policy's cut: %" PRId64
+	       ")\n",
+	       num(found, "thps"), num(found, "lowutil_thps"));
+	printf("waste:             %" PRId64 " bytes\n", num(found, "waste_bytes"));
+	printf("partially mapped:  %" PRId64 " bytes\n", num(found, "partially_mapped_bytes"));
+	printf("decision:          %s (rule: %s)\n", clean(str(found, "action"), a, sizeof(a)),
+	       clean(str(found, "rule"), b, sizeof(b)));
+	printf("why:               %s\n", clean(str(found, "reason"), a, sizeof(a)));
+	if (num(found, "requested_bytes") > 0)
+		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n",
+		       num(found, "requested_bytes"), num(found, "given_back_bytes"));
+	if (num(found, "recollapsed_thps") > 0)
+		printf("re-collapsed:      %" PRId64
+		       " THPs khugepaged rebuilt after a split (see the daemon's "
+		       "log for the max_ptes_none advice)\n",
+		       num(found, "recollapsed_thps"));
+	if (*str(root, "observe_only_reason"))
+		printf("daemon:            observe-only: %s\n",
+		       clean(str(root, "observe_only_reason"), a, sizeof(a)));
+}
+
 int thps_cli_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -183,36 +218,7 @@ int thps_cli_explain(int argc, char **argv)
 		json_object_put(root);
 		return 1;
 	}
-	time_t t = (time_t)num(found, "time");
-	char when[64] = "?";
-	struct tm tm;
-	if (t > 0 && gmtime_r(&t, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	char a[4200], b[4200];
-	printf("cgroup:            %s\n", clean(str(found, "cgroup"), a, sizeof(a)));
-	printf("last pass:         %s\n", when);
-	printf("policy:            %s\n", *str(found, "policy")
-					      ? clean(str(found, "policy"), a, sizeof(a))
-					      : "(none matches)");
-	printf("THPs:              %" PRId64 " (low-utilization at the policy's cut: %" PRId64
-	       ")\n",
-	       num(found, "thps"), num(found, "lowutil_thps"));
-	printf("waste:             %" PRId64 " bytes\n", num(found, "waste_bytes"));
-	printf("partially mapped:  %" PRId64 " bytes\n", num(found, "partially_mapped_bytes"));
-	printf("decision:          %s (rule: %s)\n", clean(str(found, "action"), a, sizeof(a)),
-	       clean(str(found, "rule"), b, sizeof(b)));
-	printf("why:               %s\n", clean(str(found, "reason"), a, sizeof(a)));
-	if (num(found, "requested_bytes") > 0)
-		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n",
-		       num(found, "requested_bytes"), num(found, "given_back_bytes"));
-	if (num(found, "recollapsed_thps") > 0)
-		printf("re-collapsed:      %" PRId64
-		       " THPs khugepaged rebuilt after a split (see the daemon's "
-		       "log for the max_ptes_none advice)\n",
-		       num(found, "recollapsed_thps"));
-	if (*str(root, "observe_only_reason"))
-		printf("daemon:            observe-only: %s\n",
-		       clean(str(root, "observe_only_reason"), a, sizeof(a)));
+	print_entry(found, root);
 	print_scan(root);
 	json_object_put(root);
 	return 0;

@@ -99,7 +99,8 @@ static void list_sizes(const struct thps_ctx *ctx, const struct thps_geometry *g
  * own VMA of exactly S, PROT_NONE between them so no VMA merges into room for a bigger folio),
  * one non-zero byte each, reports, and waits to be killed. It dies with its parent: a probe
  * killed mid-measure (SIGKILL, OOM, a watchdog) must not leave a canary holding THPs forever;
- * getppid() catches a parent that died before the prctl. */
+ * getppid() catches a parent that died before the prctl. (The signal follows the thread that
+ * forked: the daemon and the CLI measure from their main thread.) */
 static __attribute__((noreturn)) void child_run(int go_fd, int done_fd, struct canary *c,
 						uint64_t s, pid_t parent)
 {
