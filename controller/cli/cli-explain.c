@@ -2,12 +2,15 @@
 /* thpshrink explain CGROUP: why the daemon did (or did not) act on a cgroup, from the status
  * file it rewrites after every pass. Read-only; works without privileges if the file is. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli-explain.h"
@@ -47,6 +50,47 @@ static double dbl(json_object *o, const char *key)
 		   : -1;
 }
 
+/* The largest status.json read: thousands of cgroups take a few MiB. */
+#define STATUS_MAX (64 << 20)
+
+/* A string of status.json as it may reach a terminal: the file is the daemon's, but its
+ * strings name cgroups users choose, and a planted file could hold anything. C0 controls,
+ * DEL and invalid UTF-8 become \xNN (thps_text_sanitize), and C1 controls (U+0080-U+009F,
+ * which some terminals obey like ESC) \u00NN. */
+static const char *clean(const char *s, char *buf, size_t size)
+{
+	char tmp[1024 + 1];
+	size_t o = 0;
+
+	if (thps_text_sanitize(s, sizeof(tmp) - 1, tmp, sizeof(tmp)) < 0)
+		tmp[0] = '\0';
+	for (const unsigned char *p = (const unsigned char *)tmp; *p && o + 7 < size; p++) {
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			o += (size_t)snprintf(buf + o, size - o, "\\u%04x", p[1]);
+			p++;
+		} else
+			buf[o++] = (char)*p;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Reads status.json: opened without blocking (a FIFO planted there must not hang explain),
+ * only a regular file, at most STATUS_MAX bytes. Returns 0 or -errno. */
+static int read_status(const char *path, char **ret)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return negative_errno();
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
+	return read_fd_bounded(fd, STATUS_MAX, ret, NULL);
+}
+
 /* The last pass as a whole: what it read and what it carried from the memo. */
 static void print_scan(json_object *root)
 {
@@ -65,6 +109,50 @@ static void print_scan(json_object *root)
 		       "(counts above the cut are estimates until then)\n",
 		       num(sc, "memo_entries"), num(sc, "memo_bytes"),
 		       dbl(sc, "full_refresh_seconds"));
+}
+
+/* One cgroup's entry of status.json, every string through clean(). */
+static void print_entry(json_object *found, json_object *root)
+{
+	time_t t = (time_t)num(found, "time");
+	char when[64] = "?", a[4200], b[4200];
+	struct tm tm;
+
+	if (t > 0 && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	printf("cgroup:            %s\n", clean(str(found, "cgroup"), a, sizeof(a)));
+	printf("last pass:         %s\n", when);
+	printf("policy:            %s\n", *str(found, "policy")
+					      ? clean(str(found, "policy"), a, sizeof(a))
+					      : "(none matches)");
+	printf("THPs:              %" PRId64 " (low-utilization at the policy's cut: %" PRId64
+	       ")\n",
+	       num(found, "thps"), num(found, "lowutil_thps"));
+	printf("waste:             %" PRId64 " bytes\n", num(found, "waste_bytes"));
+	printf("partially mapped:  %" PRId64 " bytes\n", num(found, "partially_mapped_bytes"));
+	printf("decision:          %s (rule: %s)\n", clean(str(found, "action"), a, sizeof(a)),
+	       clean(str(found, "rule"), b, sizeof(b)));
+	printf("why:               %s\n", clean(str(found, "reason"), a, sizeof(a)));
+	if (num(found, "requested_bytes") > 0)
+		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n",
+		       num(found, "requested_bytes"), num(found, "given_back_bytes"));
+	if (num(found, "requested_bytes") > 0)
+		printf("page cache:        %" PRId64 " bytes evicted during the action%s%s\n",
+		       num(found, "page_cache_evicted_bytes"),
+		       *str(found, "split_mechanism") ? "; split by " : "",
+		       str(found, "split_mechanism"));
+	if (num(found, "pinned_ranges") > 0)
+		printf("pinned:            %" PRId64 " ranges no longer split: khugepaged rebuilt "
+		       "them after every split (see the daemon's log for the advice)\n",
+		       num(found, "pinned_ranges"));
+	if (num(found, "recollapsed_thps") > 0)
+		printf("re-collapsed:      %" PRId64
+		       " THPs khugepaged rebuilt after a split (see the daemon's "
+		       "log for the max_ptes_none advice)\n",
+		       num(found, "recollapsed_thps"));
+	if (*str(root, "observe_only_reason"))
+		printf("daemon:            observe-only: %s\n",
+		       clean(str(root, "observe_only_reason"), a, sizeof(a)));
 }
 
 int thps_cli_explain(int argc, char **argv)
@@ -95,7 +183,16 @@ int thps_cli_explain(int argc, char **argv)
 		return 2;
 	}
 	snprintf(path, sizeof(path), "%s/status.json", state_dir);
-	r = read_file_bounded(path, 64 << 20, &text, NULL);
+	r = read_status(path, &text);
+	if (r == -EBADFD) {
+		log_error("'%s' is not a regular file: not a thpshrinkd status file", path);
+		return 1;
+	}
+	if (r == -EFBIG) {
+		log_error("'%s' is larger than %d MiB: not a thpshrinkd status file", path,
+			  STATUS_MAX >> 20);
+		return 1;
+	}
 	if (r < 0) {
 		log_error_errno(r, "Failed to read '%s' (is thpshrinkd running?): %m", path);
 		return 1;
@@ -130,41 +227,7 @@ int thps_cli_explain(int argc, char **argv)
 		json_object_put(root);
 		return 1;
 	}
-	time_t t = (time_t)num(found, "time");
-	char when[64] = "?";
-	struct tm tm;
-	if (t > 0 && gmtime_r(&t, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	printf("cgroup:            %s\n", str(found, "cgroup"));
-	printf("last pass:         %s\n", when);
-	printf("policy:            %s\n",
-	       *str(found, "policy") ? str(found, "policy") : "(none matches)");
-	printf("THPs:              %" PRId64 " (low-utilization at the policy's cut: %" PRId64
-	       ")\n",
-	       num(found, "thps"), num(found, "lowutil_thps"));
-	printf("waste:             %" PRId64 " bytes\n", num(found, "waste_bytes"));
-	printf("partially mapped:  %" PRId64 " bytes\n", num(found, "partially_mapped_bytes"));
-	printf("decision:          %s (rule: %s)\n", str(found, "action"), str(found, "rule"));
-	printf("why:               %s\n", str(found, "reason"));
-	if (num(found, "requested_bytes") > 0)
-		printf("asked / given back: %" PRId64 " / %" PRId64 " bytes\n",
-		       num(found, "requested_bytes"), num(found, "given_back_bytes"));
-	if (num(found, "requested_bytes") > 0)
-		printf("page cache:        %" PRId64 " bytes evicted during the action%s%s\n",
-		       num(found, "page_cache_evicted_bytes"),
-		       *str(found, "split_mechanism") ? "; split by " : "",
-		       str(found, "split_mechanism"));
-	if (num(found, "pinned_ranges") > 0)
-		printf("pinned:            %" PRId64 " ranges no longer split: khugepaged rebuilt "
-		       "them after every split (see the daemon's log for the advice)\n",
-		       num(found, "pinned_ranges"));
-	if (num(found, "recollapsed_thps") > 0)
-		printf("re-collapsed:      %" PRId64
-		       " THPs khugepaged rebuilt after a split (see the daemon's "
-		       "log for the max_ptes_none advice)\n",
-		       num(found, "recollapsed_thps"));
-	if (*str(root, "observe_only_reason"))
-		printf("daemon:            observe-only: %s\n", str(root, "observe_only_reason"));
+	print_entry(found, root);
 	print_scan(root);
 	json_object_put(root);
 	return 0;

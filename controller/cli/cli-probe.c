@@ -12,6 +12,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "probe-measure.h"
+#include "probe-scratch.h"
 #include "probe.h"
 
 static void probe_usage(FILE *f)
@@ -142,6 +143,14 @@ int thps_cli_probe(int argc, char **argv)
 	}
 	if (measure >= 0) {
 		struct thps_geometry g;
+
+		/* a probe killed mid-measure left its scratch cgroup (and maybe a canary) */
+		r = thps_probe_scratch_clean(&ctx);
+		if (r < 0)
+			log_warning_errno(
+			    r, "Failed to remove a stale probe scratch cgroup, ignoring: %m");
+		else if (r > 0)
+			log_info("Removed %d stale probe scratch cgroups", r);
 
 		m = calloc(1, sizeof(*m));
 		if (m && thps_geometry_load(&ctx, &g) == 0 &&

@@ -128,15 +128,21 @@ static int fault_canary(uint8_t *slot, uint64_t s, uint32_t page_size, bool part
 
 /* The child: waits for the go, faults in every set of canary folios of size S (each in its
  * own VMA of exactly S, PROT_NONE between them so no VMA merges into room for a bigger folio),
- * reports, and waits to be killed. */
+ * reports, and waits to be killed. It dies with its parent: a probe killed mid-measure
+ * (SIGKILL, OOM, a watchdog) must not leave a canary holding THPs forever; getppid() catches a
+ * parent that died before the prctl. (The signal follows the thread that forked: the daemon and
+ * the CLI measure from their main thread.) */
 static __attribute__((noreturn)) void child_run(int go_fd, int done_fd, struct canary *c,
-						uint64_t s)
+						uint64_t s, pid_t parent)
 {
 	uint32_t n = (uint32_t)MIN((uint64_t)CANARY_MAX, MAX(UINT64_C(2), CANARY_BYTES / s));
 	size_t len = (size_t)(4 * n + 2) * s;
 	uint8_t *raw, *base;
 	char b;
 
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+	(void)prctl(PR_SET_NAME, "thps-canary"); /* what ps shows, and tests look for */
 	if (read(go_fd, &b, 1) != 1)
 		_exit(1);
 	/* len holds two sets with their gaps and the alignment slack: CANARY_SETS / 2 of it
@@ -327,6 +333,8 @@ static int spawn_canary(struct run *r)
 {
 	char b, path[PATH_MAX], cmd[32];
 
+	pid_t parent = getpid();
+
 	r->c->page_size = r->g->page_size;
 	if (pipe2(r->go, O_CLOEXEC) < 0 || pipe2(r->done, O_CLOEXEC) < 0) {
 		note_add(r->s, "pipe: %s", strerror(errno));
@@ -338,7 +346,7 @@ static int spawn_canary(struct run *r)
 		return -1;
 	}
 	if (r->pid == 0)
-		child_run(r->go[0], r->done[1], r->c, r->s->size);
+		child_run(r->go[0], r->done[1], r->c, r->s->size, parent);
 	close(r->go[0]);
 	close(r->done[1]);
 	r->go[0] = r->done[1] = -1;

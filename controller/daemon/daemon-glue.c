@@ -26,7 +26,8 @@ struct dglue_policies {
 	struct thps_policy_set *set;
 };
 
-int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err, size_t err_size)
+int dglue_policies_load(const char *dir, bool missing_ok, struct dglue_policies **ret, char *err,
+			size_t err_size)
 {
 	struct thps_policy_errors errs = {0};
 	struct thps_policy_set *set = NULL;
@@ -34,12 +35,11 @@ int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err,
 	int r;
 
 	err[0] = '\0';
-	r = thps_policy_set_load_dir(dir, THPS_POLICY_LOAD_CHECK_OWNER, &set, &errs);
-	if (r == -ENOENT) {
-		/* No directory: nothing is configured, the built-in observe policy applies. */
-		set = thps_policy_set_new();
-		r = set ? 0 : -ENOMEM;
-	}
+	/* No directory (when that is allowed): nothing is configured, the built-in observe policy
+	 * applies. Any other -ENOENT is an entry's (a dangling link, a file gone mid-load). */
+	r = thps_policy_set_load_dir(
+	    dir, THPS_POLICY_LOAD_CHECK_OWNER | (missing_ok ? THPS_POLICY_LOAD_MISSING_OK : 0),
+	    &set, &errs);
 	if (r < 0) {
 		size_t off = 0;
 		for (size_t i = 0; i < errs.n && off + 1 < err_size; i++) {
@@ -76,6 +76,23 @@ void dglue_policies_free(struct dglue_policies *p)
 size_t dglue_policies_count(const struct dglue_policies *p)
 {
 	return p && p->set ? p->set->n : 0;
+}
+
+void dglue_policies_names(const struct dglue_policies *p, char *buf, size_t size)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < dglue_policies_count(p); i++) {
+		const char *name = p->set->policies[i].name;
+		size_t need = strlen(name) + (i ? 2 : 0);
+
+		if (off + need + 4 > size) {
+			snprintf(buf + off, size - off, "%s...", i ? ", " : "");
+			return;
+		}
+		off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? ", " : "", name);
+	}
 }
 
 unsigned dglue_policies_max_cut(const struct dglue_policies *p)

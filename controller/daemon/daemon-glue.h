@@ -19,11 +19,16 @@ struct dglue_policies;
 struct thps_engine;
 
 /* Loads every *.json in dir, all or nothing (policy.h). Returns the number of policies (and
- * *ret), or -errno with err holding every "file:line:col: path: reason" for the operator. A
- * missing dir is an empty set (the built-in observe policy applies), not an error. */
-int dglue_policies_load(const char *dir, struct dglue_policies **ret, char *err, size_t err_size);
+ * *ret), or -errno with err holding every "file:line:col: path: reason" for the operator.
+ * With missing_ok a missing dir is an empty set (the built-in observe policy applies); a
+ * missing or unreadable entry in it is always an error. */
+int dglue_policies_load(const char *dir, bool missing_ok, struct dglue_policies **ret, char *err,
+			size_t err_size);
 void dglue_policies_free(struct dglue_policies *p);
 size_t dglue_policies_count(const struct dglue_policies *p);
+/* The policies' names in load order, comma-separated and cut with "..." to fit buf: which set
+ * is in force, for the log. */
+void dglue_policies_names(const struct dglue_policies *p, char *buf, size_t size);
 /* The widest low-util cut of the split policies: the scan records THP ranges up to it. */
 unsigned dglue_policies_max_split_cut(const struct dglue_policies *p);
 /* The highest low-util cut (bucket) of any policy in force, the built-in default's (0) at least. */

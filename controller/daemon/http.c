@@ -389,8 +389,14 @@ static int bind_unix(const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return negative_errno();
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0 ||
-	    listen(fd, 64) < 0)
+	/* bind() creates the socket file as 0777 less the umask: 0177 (077 and no x bit) makes
+	 * it 0600 from its first instant, whatever umask the daemon was started with; the chmod
+	 * only restates it. The umask is the process's: the daemon starts HTTP before its first
+	 * pass, with no other thread that could create a file meanwhile. */
+	mode_t old = umask(0177);
+	int r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
 		return negative_errno();
 	return TAKE_FD(fd);
 }

@@ -10,6 +10,7 @@
 #include <linux/netlink.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "log.h"
 #include "manager-internal.h"
 #include "probe-measure.h"
+#include "probe-scratch.h"
 #include "procev.h"
 
 #define EXEC_DEBOUNCE_USEC (2 * 1000000ULL)
@@ -123,16 +125,12 @@ static int on_scan_done(sd_event_source *s, int fd, uint32_t revents, void *user
 static int reload_policies(struct manager *m, bool at_start)
 {
 	struct dglue_policies *p = NULL;
-	char err[512];
+	char err[512], names[256];
 	int r;
 
 	/* A missing directory at start means "nothing configured"; one that vanishes later is a
 	 * fault (an unmounted volume, a config tool mid-rename): the set in force stays. */
-	if (!at_start && access(m->o.policy_dir, F_OK) < 0 && errno == ENOENT) {
-		r = -ENOENT;
-		snprintf(err, sizeof(err), "'%s' is gone", m->o.policy_dir);
-	} else
-		r = dglue_policies_load(m->o.policy_dir, &p, err, sizeof(err));
+	r = dglue_policies_load(m->o.policy_dir, at_start, &p, err, sizeof(err));
 	if (r < 0) {
 		m->policy_errors++;
 		m->policy_last_ok = false;
@@ -145,7 +143,8 @@ static int reload_policies(struct manager *m, bool at_start)
 	dglue_policies_free(m->policies);
 	m->policies = p;
 	m->policy_last_ok = true;
-	log_info("Loaded %d policies from '%s'", r, m->o.policy_dir);
+	dglue_policies_names(p, names, sizeof(names));
+	log_info("Loaded %d policies from '%s'%s%s", r, m->o.policy_dir, r ? ": " : "", names);
 	return 0;
 }
 
@@ -336,6 +335,16 @@ static void apply_measure(struct manager *m, const struct thps_measure *ms)
 static void measure_at_start(struct manager *m)
 {
 	_cleanup_free_ struct thps_measure *ms = calloc(1, sizeof(*ms));
+	int r;
+
+	/* a probe of ours (or of the CLI) killed mid-measure left its scratch cgroup */
+	r = thps_probe_scratch_clean(&m->ctx);
+	if (r < 0)
+		log_warning_errno(r, "Failed to remove a stale probe scratch cgroup, ignoring: %m");
+	else if (r > 0)
+		log_info("Removed %d stale probe scratch cgroups (thpshrink-probe.<pid> of a "
+			 "probe that was killed)",
+			 r);
 
 	if (!ms || thps_probe_measure(&m->ctx, &m->geom, false, ms) < 0)
 		return;
@@ -477,6 +486,38 @@ static int setup_timers(struct manager *m)
 	return 0;
 }
 
+/* status.json in the state dir is what 'thpshrink explain' and the liveness probe trust, and
+ * the daemon replaces files there as root: a directory another user owns or can write would
+ * let them plant what those read, or a link the daemon follows. Made (0755) when missing. */
+static int check_state_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return log_error_errno(-errno, "Failed to create --state-dir '%s': %m", dir);
+	if (stat(dir, &st) < 0)
+		return log_error_errno(-errno, "Failed to stat --state-dir '%s': %m", dir);
+	if (!S_ISDIR(st.st_mode)) {
+		log_error("Refusing --state-dir '%s': not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		log_error(
+		    "Refusing --state-dir '%s': owned by uid %u, not by this daemon's uid %u, "
+		    "so another user controls what 'thpshrink explain' reads; chown %u it or "
+		    "pick a directory of the daemon's own",
+		    dir, (unsigned)st.st_uid, (unsigned)geteuid(), (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		log_error("Refusing --state-dir '%s': writable by group or others (mode %04o), so "
+			  "anyone could replace status.json; chmod go-w it",
+			  dir, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, struct manager **ret)
 {
 	struct manager *m;
@@ -486,6 +527,10 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	if (r < 0)
 		return r;
 	m = *ret; /* manager_free() cleans up whatever got built */
+
+	r = check_state_dir(o->state_dir);
+	if (r < 0)
+		return r;
 
 	r = setup_scan(m);
 	if (r < 0)

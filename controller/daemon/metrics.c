@@ -523,12 +523,17 @@ static void recollapsed(struct out *o, const struct thps_metrics_input *in)
 			     in->recollapsed[i].value);
 }
 
-static void containers(struct out *o, const struct thps_metrics_input *in)
+/* One series per registration, but at most max of them: registrations are files anyone who
+ * can run a container makes, and many may name the same exported cgroup (a pod's), so the
+ * cgroup bound alone does not bound this family. */
+static void containers(struct out *o, const struct thps_metrics_input *in, size_t max)
 {
+	size_t n = 0;
+
 	family(o, "thpshrink_container_info", "gauge",
 	       "A registered container and its cgroup; always 1. Join on cgroup for the container "
 	       "id.");
-	for (size_t i = 0; i < in->n_containers; i++) {
+	for (size_t i = 0; i < in->n_containers && n < max; i++) {
 		if (!cgroup_series(o, "thpshrink_container_info", in->containers[i].cgroup))
 			continue;
 		put(o, ",container=\"");
@@ -536,7 +541,12 @@ static void containers(struct out *o, const struct thps_metrics_input *in)
 		put(o, "\",policy=\"");
 		put_label(o, in->containers[i].policy);
 		put(o, "\"} 1\n");
+		n++;
 	}
+	scalar(o, "thpshrink_metrics_containers_dropped", "gauge",
+	       "Registered containers left out of thpshrink_container_info this pass (their cgroup "
+	       "is not exported, or --metrics-max-cgroups series were already written).",
+	       (uint64_t)(in->n_containers - n));
 }
 
 /* Only with the memo on: without it the daemon reads every folio and these would all be 0. */
@@ -571,13 +581,13 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 {
 	_cleanup_(sel_free) struct selection sel = {};
 	struct out o = {.buf = buf, .size = size, .sel = &sel};
+	size_t max = in && in->max_cgroups ? in->max_cgroups : THPS_METRICS_MAX_CGROUPS_DEFAULT;
 	int r;
 
 	if (!in || !buf || size == 0)
 		return -EINVAL;
 	buf[0] = '\0';
-	r = select_cgroups(in, in->max_cgroups ? in->max_cgroups : THPS_METRICS_MAX_CGROUPS_DEFAULT,
-			   &sel);
+	r = select_cgroups(in, max, &sel);
 	if (r < 0)
 		return r;
 
@@ -591,7 +601,7 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 	decisions(&o, in);
 	actions(&o, in);
 	recollapsed(&o, in);
-	containers(&o, in);
+	containers(&o, in, max);
 	memo(&o, in);
 	scan_figures(&o, in->scan);
 	if (o.overflow)

@@ -230,23 +230,43 @@ static bool is_policy_file(const char *name)
 	return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".json");
 }
 
-int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy_set **ret,
-			     struct thps_policy_errors *errs)
-{
-	_cleanup_(set_freep) struct thps_policy_set *set = NULL;
-	_cleanup_closedir_ DIR *d = NULL;
-	char **names = NULL;
-	size_t n = 0;
-	enum dir_trust trust = DIR_ROOT_ONLY;
-	int dfd, r = 0, fail = 0;
+/* The policy file names of one directory, sorted (load order is byte order). */
+struct names {
+	char **v;
+	size_t n;
+};
 
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		r = negative_errno();
-		thps_policy_errors_add(errs, "%s: cannot open policy directory: %s", dir,
-				       strerror(-r));
-		return r;
-	}
+static void names_clear(struct names *ns)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		free(ns->v[i]);
+	free(ns->v);
+	*ns = (struct names){0};
+}
+
+static int names_add(struct names *ns, const char *name)
+{
+	char **nv = realloc(ns->v, (ns->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	ns->v = nv;
+	ns->v[ns->n] = strdup(name);
+	if (!ns->v[ns->n])
+		return -ENOMEM;
+	ns->n++;
+	return 0;
+}
+
+/* Lists the "*.json" entries of the directory open at fd (fd stays open). */
+static int list_names(int fd, const char *dir, struct names *ret, struct thps_policy_errors *errs)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	int dfd, r = 0;
+
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dfd < 0)
+		return negative_errno();
 	d = fdopendir(dfd);
 	if (!d) {
 		r = negative_errno();
@@ -255,17 +275,9 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 				       strerror(-r));
 		return r;
 	}
-	if (flags & THPS_POLICY_LOAD_CHECK_OWNER) {
-		r = check_dir(dir, dfd, &trust, errs);
-		if (r < 0)
-			return r;
-	}
-	set = thps_policy_set_new();
-	if (!set)
-		return -ENOMEM;
+	rewinddir(d);
 	for (;;) {
 		struct dirent *de;
-		char **nn;
 		errno = 0;
 		de = readdir(d);
 		if (!de) {
@@ -278,71 +290,278 @@ int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy
 		}
 		if (!is_policy_file(de->d_name))
 			continue;
-		if (n >= THPS_POLICY_MAX_FILES) {
+		if (ret->n >= THPS_POLICY_MAX_FILES) {
 			thps_policy_errors_add(errs, "%s: more than %d policy files", dir,
 					       THPS_POLICY_MAX_FILES);
 			r = -E2BIG;
 			break;
 		}
-		nn = realloc(names, (n + 1) * sizeof(*nn));
-		if (!nn) {
-			r = -ENOMEM;
+		r = names_add(ret, de->d_name);
+		if (r < 0)
 			break;
-		}
-		names = nn;
-		names[n] = strdup(de->d_name);
-		if (!names[n]) {
-			r = -ENOMEM;
-			break;
-		}
-		n++;
 	}
-	if (r == 0) {
-		if (n)
-			qsort(names, n, sizeof(*names), cmp_str);
-		for (size_t i = 0; i < n; i++) {
-			_cleanup_free_ char *path = NULL;
-			_cleanup_close_ int fd = -1;
-			if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
-				r = -ENOMEM;
-				break;
-			}
-			if (trust == DIR_STICKY) {
-				int k = check_sticky_entry(dfd, names[i], path, errs);
-				if (k < 0) {
-					fail = k;
-					continue;
-				}
-			}
-			fd = openat(dfd, names[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-			if (fd < 0) {
-				fail = negative_errno();
-				thps_policy_errors_add(errs, "%s: cannot open: %s", path,
-						       strerror(-fail));
+	if (r == 0 && ret->n)
+		qsort(ret->v, ret->n, sizeof(*ret->v), cmp_str);
+	return r;
+}
+
+/* One version of a kubelet ConfigMap directory: "..data" is a link to "..<timestamp>", a
+ * directory kubelet never changes once "..data" leads to it; an update writes a new one,
+ * swaps "..data" and then removes the old one. Reading every file through one fd of the
+ * directory "..data" led to when we looked gives one version, never a mix. */
+struct data_version {
+	int fd; /* -1: the directory has no "..data" */
+	char target[NAME_MAX + 1];
+	dev_t dev;
+	ino_t ino;
+};
+
+/* Resolves "..data" once. Returns 0 (v->fd = -1 when there is none), or <0 with the reason
+ * in errs. */
+static int data_resolve(int dfd, const char *dir, enum dir_trust trust, unsigned flags,
+			struct data_version *v, struct thps_policy_errors *errs)
+{
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	v->fd = -1;
+	if (fstatat(dfd, "..data", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
+		return 0;
+	if ((flags & THPS_POLICY_LOAD_CHECK_OWNER) && trust == DIR_STICKY && st.st_uid != 0) {
+		thps_policy_errors_add(errs,
+				       "%s/..data: refusing to use: owned by uid %u, not root", dir,
+				       (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	n = readlinkat(dfd, "..data", v->target, sizeof(v->target) - 1);
+	if (n < 0) {
+		r = negative_errno();
+		thps_policy_errors_add(errs, "%s/..data: cannot read the link: %s", dir,
+				       strerror(-r));
+		return r;
+	}
+	v->target[n] = '\0';
+	/* kubelet's "..2026_12_04_17_00_00.123456789": one name inside the directory */
+	if (!n || strchr(v->target, '/') || !strcmp(v->target, "..") || !strcmp(v->target, ".")) {
+		thps_policy_errors_add(errs,
+				       "%s/..data: refusing to use: a link to '%s', not to a "
+				       "directory beside it",
+				       dir, v->target);
+		return -EPERM;
+	}
+	v->fd = openat(dfd, v->target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (v->fd < 0) {
+		r = negative_errno();
+		thps_policy_errors_add(errs, "%s/..data: cannot open '%s': %s", dir, v->target,
+				       strerror(-r));
+		return r;
+	}
+	if (fstat(v->fd, &st) < 0)
+		return negative_errno();
+	v->dev = st.st_dev;
+	v->ino = st.st_ino;
+	if ((flags & THPS_POLICY_LOAD_CHECK_OWNER) && trust != DIR_READ_ONLY &&
+	    (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		thps_policy_errors_add(
+		    errs,
+		    "%s: refusing to use: '..data' is not a root-owned directory "
+		    "only root can write",
+		    dir);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Whether "..data" still leads to the directory we read: if not, kubelet swapped it (and may
+ * be removing the one we read, so its listing may have been partial). */
+static bool data_unchanged(int dfd, const struct data_version *v)
+{
+	char now[NAME_MAX + 1];
+	struct stat st;
+	ssize_t n;
+
+	n = readlinkat(dfd, "..data", now, sizeof(now) - 1);
+	if (n < 0)
+		return false;
+	now[n] = '\0';
+	return !strcmp(now, v->target) && fstatat(dfd, "..data", &st, 0) == 0 &&
+	       st.st_dev == v->dev && st.st_ino == v->ino && fstat(v->fd, &st) == 0 &&
+	       st.st_nlink > 0;
+}
+
+/* Beside "..data" every "*.json" entry must be kubelet's "NAME -> ..data/NAME": the files
+ * are read from the version, and anything else would be read from no version at all. A link
+ * whose NAME the version lacks is kubelet's own, between its swap and its cleanup. */
+static int check_data_links(int dfd, const char *dir, enum dir_trust trust, const struct names *top,
+			    struct thps_policy_errors *errs)
+{
+	int fail = 0;
+
+	for (size_t i = 0; i < top->n; i++) {
+		_cleanup_free_ char *path = NULL;
+		char target[PATH_MAX];
+		struct stat st;
+		ssize_t n;
+
+		if (asprintf(&path, "%s/%s", dir, top->v[i]) < 0)
+			return -ENOMEM;
+		/* gone since we listed it: kubelet removing a key's link after its swap; nothing
+		 * is read through it (the files come from the version) */
+		if (fstatat(dfd, top->v[i], &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			continue;
+		if (trust == DIR_STICKY) {
+			int k = check_sticky_entry(dfd, top->v[i], path, errs);
+			if (k < 0) {
+				fail = k;
 				continue;
 			}
-			/* go on after a bad file: the operator sees every error at once */
-			int k = load_fd(fd, path, flags, set, errs);
-			if (k == -ENOMEM) {
-				r = k;
-				break;
-			}
-			if (k < 0)
-				fail = k;
 		}
+		n = readlinkat(dfd, top->v[i], target, sizeof(target) - 1);
+		if (n >= 0) {
+			target[n] = '\0';
+			if (!strncmp(target, "..data/", 7) && !strcmp(target + 7, top->v[i]))
+				continue;
+		} else if (errno == ENOENT)
+			continue; /* removed by kubelet since we listed it */
+		thps_policy_errors_add(errs,
+				       "%s: refusing to use: beside '..data' (a ConfigMap) only "
+				       "links '..data/%s' are read",
+				       path, top->v[i]);
+		fail = -EPERM;
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	return fail;
+}
+
+/* Loads names from the directory open at fd, each reported as "dir/NAME". Goes on after a
+ * bad file, so the operator sees every error at once; a file that is gone is an error too. */
+static int load_names(int fd, int dfd, const char *dir, enum dir_trust trust, unsigned flags,
+		      const struct names *ns, struct thps_policy_set *set,
+		      struct thps_policy_errors *errs)
+{
+	int fail = 0;
+
+	for (size_t i = 0; i < ns->n; i++) {
+		_cleanup_free_ char *path = NULL;
+		_cleanup_close_ int f = -1;
+		int k;
+
+		if (asprintf(&path, "%s/%s", dir, ns->v[i]) < 0)
+			return -ENOMEM;
+		if (trust == DIR_STICKY && fd == dfd) {
+			k = check_sticky_entry(dfd, ns->v[i], path, errs);
+			if (k < 0) {
+				fail = k;
+				continue;
+			}
+		}
+		f = openat(fd, ns->v[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (f < 0) {
+			fail = negative_errno();
+			thps_policy_errors_add(errs, "%s: cannot open: %s", path, strerror(-fail));
+			continue;
+		}
+		k = load_fd(f, path, flags, set, errs);
+		if (k == -ENOMEM)
+			return k;
+		if (k < 0)
+			fail = k;
+	}
+	return fail;
+}
+
+/* One attempt at the whole directory. Returns 0 with *ret set, 1 when "..data" moved while
+ * we read (try again), or <0 with every error in errs. */
+static int load_once(int dfd, const char *dir, enum dir_trust trust, unsigned flags,
+		     struct thps_policy_set **ret, struct thps_policy_errors *errs)
+{
+	_cleanup_(set_freep) struct thps_policy_set *set = NULL;
+	_cleanup_(names_clear) struct names top = {0}, files = {0};
+	struct data_version v = {.fd = -1};
+	int r;
+
+	set = thps_policy_set_new();
+	if (!set)
+		return -ENOMEM;
+	r = list_names(dfd, dir, &top, errs);
 	if (r < 0)
 		return r;
-	if (fail < 0)
-		return fail;
+	r = data_resolve(dfd, dir, trust, flags, &v, errs);
+	if (r < 0)
+		goto out;
+	if (v.fd < 0) {
+		r = load_names(dfd, dfd, dir, trust, flags, &top, set, errs);
+		goto out;
+	}
+	r = check_data_links(dfd, dir, trust, &top, errs);
+	if (r < 0)
+		goto out;
+	r = list_names(v.fd, dir, &files, errs);
+	if (r >= 0)
+		r = load_names(v.fd, dfd, dir, trust, flags, &files, set, errs);
+	if (r != -ENOMEM && !data_unchanged(dfd, &v)) {
+		r = 1;
+		goto out;
+	}
+out:
+	if (v.fd >= 0)
+		close(v.fd);
+	if (r != 0)
+		return r;
 	r = thps_policy_set_check_unique(set, errs);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(set);
 	return 0;
+}
+
+/* Kubelet swaps "..data" once per update; a few tries outlast any realistic burst. */
+#define DATA_TRIES 8
+
+static void errors_move(struct thps_policy_errors *to, struct thps_policy_errors *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		thps_policy_errors_add(to, "%s", from->msgs[i]);
+	to->dropped += from->dropped;
+	thps_policy_errors_clear(from);
+}
+
+int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy_set **ret,
+			     struct thps_policy_errors *errs)
+{
+	_cleanup_close_ int dfd = -1;
+	enum dir_trust trust = DIR_ROOT_ONLY;
+	int r;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 && errno == ENOENT && (flags & THPS_POLICY_LOAD_MISSING_OK)) {
+		*ret = thps_policy_set_new();
+		return *ret ? 1 : -ENOMEM;
+	}
+	if (dfd < 0) {
+		r = negative_errno();
+		thps_policy_errors_add(errs, "%s: cannot open policy directory: %s", dir,
+				       strerror(-r));
+		return r;
+	}
+	if (flags & THPS_POLICY_LOAD_CHECK_OWNER) {
+		r = check_dir(dir, dfd, &trust, errs);
+		if (r < 0)
+			return r;
+	}
+	for (int i = 0; i < DATA_TRIES; i++) {
+		struct thps_policy_errors mine = {0};
+
+		r = load_once(dfd, dir, trust, flags, ret, &mine);
+		if (r != 1) {
+			errors_move(errs, &mine);
+			return r;
+		}
+		thps_policy_errors_clear(&mine);
+	}
+	thps_policy_errors_add(errs, "%s: '..data' changed %d times while loading; try again", dir,
+			       DATA_TRIES);
+	return -EAGAIN;
 }
 
 static const struct thps_policy builtin = {

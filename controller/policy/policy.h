@@ -87,6 +87,8 @@ int thps_policy_errors_add(struct thps_policy_errors *e, const char *fmt, ...) _
 enum {
 	THPS_POLICY_LOAD_CHECK_OWNER = 1 << 0, /* refuse files/dirs not owned by root or
 						* writable by group/other */
+	THPS_POLICY_LOAD_MISSING_OK = 1 << 1,  /* a directory that does not exist is an empty
+						* set (the daemon at start: nothing configured) */
 };
 
 /* Parses one file's text into policies appended to set (order continues). Collects every
@@ -101,8 +103,14 @@ int thps_policy_load_file(const char *path, unsigned flags, struct thps_policy_s
 			  struct thps_policy_errors *errs);
 
 /* Loads every "*.json" (not hidden) in dir, in byte order of names, and checks policy names
- * are unique across files. All or nothing: returns 0 with a new set in *ret, or <0 with every
- * error in errs and *ret untouched (-ENOENT when dir is gone: the caller keeps its last set). */
+ * are unique across files. In a kubelet ConfigMap directory (one with a "..data" link) the
+ * files are read from the one version "..data" leads to, and the load is retried when "..data"
+ * moved meanwhile: never a mix of two versions. All or nothing: any entry that cannot be
+ * read (a dangling link, a file gone between listing and opening, a FIFO, a bad file) fails
+ * the load. Returns 0 with a new set in *ret, 1 with a new empty set when dir does not exist
+ * and flags has THPS_POLICY_LOAD_MISSING_OK, or <0 with every error in errs and *ret untouched
+ * (-EAGAIN when "..data" never held still). -ENOENT may be an entry's as well as dir's: only
+ * THPS_POLICY_LOAD_MISSING_OK turns a missing directory into "no policies". */
 int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy_set **ret,
 			     struct thps_policy_errors *errs);
 

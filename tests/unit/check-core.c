@@ -17,6 +17,7 @@
 #include "fileio.h"
 #include "pmadvise.h"
 #include "proc.h"
+#include "probe-scratch.h"
 #include "scan.h"
 #include "text.h"
 #include "thp.h"
@@ -295,6 +296,68 @@ START_TEST(test_pidfd_checked_and_batch_errors)
 	close(fd);
 	ck_assert_int_eq(thps_pidfd_open(&ctx, child, st), -ESRCH); /* gone */
 	munmap(m, 4 * page);
+static void mkpath(const char *root, const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (text) {
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(text, f);
+		fclose(f);
+	} else
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+}
+
+static bool exists(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	return access(path, F_OK) == 0;
+}
+
+/* A killed probe's scratch cgroup goes at the next start; a live thpshrink's, our own, and
+ * names not exactly ours stay (a fake tree: no cgroup.procs, so nothing is killed). */
+START_TEST(test_probe_scratch_clean)
+{
+	char dir[] = "/tmp/thps-scratch-XXXXXX", rel[64], cmd[64];
+	struct thps_ctx ctx;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	thps_ctx_init(&ctx);
+	snprintf(ctx.proc_root, sizeof(ctx.proc_root), "%s/proc", dir);
+	snprintf(ctx.cgroup_root, sizeof(ctx.cgroup_root), "%s/cg", dir);
+	mkpath(dir, "proc", NULL);
+	mkpath(dir, "cg", NULL);
+	mkpath(dir, "cg/cgroup.controllers", "cpu memory pids\n");
+	mkpath(dir, "proc/4000002", NULL);
+	mkpath(dir, "proc/4000002/comm", "thpshrinkd\n");
+	mkpath(dir, "proc/4000003", NULL);
+	mkpath(dir, "proc/4000003/comm", "bash\n");
+	mkpath(dir, "cg/thpshrink-probe.4000001", NULL); /* no such pid */
+	mkpath(dir, "cg/thpshrink-probe.4000002", NULL); /* a live daemon's */
+	mkpath(dir, "cg/thpshrink-probe.4000003", NULL); /* its pid reused by a shell */
+	mkpath(dir, "cg/thpshrink-probe.12ab", NULL);
+	mkpath(dir, "cg/thpshrink-probe.", NULL);
+	mkpath(dir, "cg/other.4000001", NULL);
+	snprintf(rel, sizeof(rel), "cg/thpshrink-probe.%d", (int)getpid());
+	mkpath(dir, rel, NULL);
+	ck_assert_int_eq(thps_probe_scratch_clean(&ctx), 2);
+	ck_assert(!exists(dir, "cg/thpshrink-probe.4000001"));
+	ck_assert(exists(dir, "cg/thpshrink-probe.4000002"));
+	ck_assert(!exists(dir, "cg/thpshrink-probe.4000003"));
+	ck_assert(exists(dir, "cg/thpshrink-probe.12ab"));
+	ck_assert(exists(dir, "cg/thpshrink-probe."));
+	ck_assert(exists(dir, "cg/other.4000001"));
+	ck_assert(exists(dir, rel));
+	ck_assert_int_eq(thps_probe_scratch_clean(&ctx), 0);
+	/* cgroup v1 (no cgroup.controllers): nothing to do */
+	snprintf(ctx.cgroup_root, sizeof(ctx.cgroup_root), "%s/proc", dir);
+	ck_assert_int_eq(thps_probe_scratch_clean(&ctx), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -313,6 +376,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_keyed_u64);
 	tcase_add_test(tc, test_read_file_bounded);
 	tcase_add_test(tc, test_write_file_atomic);
+	tcase_add_test(tc, test_probe_scratch_clean);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("text");
 	tcase_add_test(tc, test_text_sanitize);

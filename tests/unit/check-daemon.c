@@ -89,7 +89,7 @@ static void load_policy(const char *mode)
 	path_of(dir, sizeof(dir), "policies");
 	dglue_policies_free(m->policies);
 	m->policies = NULL;
-	ck_assert_msg(dglue_policies_load(dir, &m->policies, err, sizeof(err)) == 1, "%s", err);
+	ck_assert_msg(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)) == 1, "%s", err);
 }
 
 /* A fresh scan holding the named cgroups (NULL-terminated), each with four empty THPs: 8 MiB

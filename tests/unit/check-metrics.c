@@ -411,6 +411,41 @@ START_TEST(test_procev_parse)
 }
 END_TEST
 
+/* issue 22: 10,000 registrations, all naming one cgroup (a pod's) or each its own, give at most
+ * --metrics-max-cgroups container_info series, and the rest are counted. */
+START_TEST(test_container_info_bounded)
+{
+	struct thps_metrics_container *many = calloc(10000, sizeof(*many));
+	char (*ids)[16] = calloc(10000, sizeof(*ids)), (*cgs)[24] = calloc(10000, sizeof(*cgs));
+	struct thps_metrics_input in = {.version = "t", .max_cgroups = 50};
+	char *a = NULL;
+	size_t n;
+
+	ck_assert(many && ids && cgs);
+	for (int shared = 1; shared >= 0; shared--) {
+		for (int i = 0; i < 10000; i++) {
+			snprintf(ids[i], sizeof(ids[i]), "c%05d", i);
+			snprintf(cgs[i], sizeof(cgs[i]), "/pod/%05d", shared ? 0 : i);
+			many[i] = (struct thps_metrics_container){cgs[i], ids[i], ""};
+		}
+		in.containers = many;
+		in.n_containers = 10000;
+		ck_assert_int_gt(thps_metrics_format_alloc(&in, 1 << 24, &a), 0);
+		n = 0;
+		for (const char *p = a; (p = strstr(p, "\nthpshrink_container_info{")); p++)
+			n++;
+		ck_assert_uint_eq(n, 50);
+		ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_metrics_containers_dropped 9950\n"));
+		ck_assert_uint_lt(strlen(a), 16 * 1024);
+		free(a);
+		a = NULL;
+	}
+	free(many);
+	free(ids);
+	free(cgs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -420,6 +455,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_golden_before_first_scan);
 	tcase_add_test(tc, test_gone_cgroup_leaves_output);
 	tcase_add_test(tc, test_container_info);
+	tcase_add_test(tc, test_container_info_bounded);
 	tcase_add_test(tc, test_bounded_buffer);
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_hostile_cgroup_names);

@@ -630,6 +630,137 @@ START_TEST(test_dir_configmap_layout)
 }
 END_TEST
 
+/* issue 22: a missing entry is an error of the load, never "no policies"; only a missing
+ * directory is, and only when the caller says so (the daemon at start). */
+START_TEST(test_dir_dangling_entry)
+{
+	struct thps_policy_set *set = NULL, *keep = (struct thps_policy_set *)&keep;
+	struct thps_policy_errors errs = {0};
+	char path[256], want[320], gone[160];
+
+	write_file("10-a.json", "{\"name\": \"a\", \"match\": {\"cgroup\": \"/*\"}}");
+	snprintf(path, sizeof(path), "%s/70-x.json", tmpdir);
+	ck_assert_int_eq(symlink("/nonexistent", path), 0);
+	set = keep;
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, THPS_POLICY_LOAD_MISSING_OK, &set, &errs),
+			 -ENOENT);
+	ck_assert_ptr_eq(set, keep);
+	ck_assert_uint_eq(errs.n, 1);
+	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
+	ck_assert_str_eq(errs.msgs[0], want);
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(unlink(path), 0);
+
+	/* a FIFO in its place: refused at once, not waited on */
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), -EINVAL);
+	ck_assert(errors_contain(&errs, "70-x.json: not a regular file"));
+	thps_policy_errors_clear(&errs);
+	ck_assert_int_eq(unlink(path), 0);
+
+	/* the directory itself missing: an empty set only with MISSING_OK */
+	snprintf(gone, sizeof(gone), "%s/gone", tmpdir);
+	ck_assert_int_eq(thps_policy_set_load_dir(gone, 0, &set, &errs), -ENOENT);
+	thps_policy_errors_clear(&errs);
+	set = NULL;
+	ck_assert_int_eq(thps_policy_set_load_dir(gone, THPS_POLICY_LOAD_MISSING_OK, &set, &errs),
+			 1);
+	ck_assert_ptr_nonnull(set);
+	ck_assert_uint_eq(set->n, 0);
+	ck_assert_uint_eq(errs.n, 0);
+	thps_policy_set_free(set);
+}
+END_TEST
+
+static void make_version(const char *ts, const char *const *files, const char *const *texts)
+{
+	char path[320];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, ts);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	for (size_t i = 0; files[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ts, files[i]);
+		write_file(path, texts[i]);
+	}
+}
+
+static void point_data(const char *ts)
+{
+	char tmp[320], data[320];
+
+	snprintf(tmp, sizeof(tmp), "%s/..data_tmp", tmpdir);
+	snprintf(data, sizeof(data), "%s/..data", tmpdir);
+	unlink(tmp);
+	ck_assert_int_eq(symlink(ts, tmp), 0);
+	ck_assert_int_eq(rename(tmp, data), 0);
+}
+
+static void user_link(const char *name)
+{
+	char path[320], target[320];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	snprintf(target, sizeof(target), "..data/%s", name);
+	ck_assert_int_eq(symlink(target, path), 0);
+}
+
+/* A ConfigMap directory is read through the one version "..data" leads to: the version's
+ * files, whatever links beside it say mid-update (kubelet swaps "..data" first, then adds the
+ * new keys' links and removes the old ones). */
+START_TEST(test_dir_configmap_one_version)
+{
+	static const char *const v1f[] = {"a.json", "b.json", NULL};
+	static const char *const v1t[] = {"{\"name\": \"v1-a\", \"match\": {\"cgroup\": \"/*\"}}",
+					  "{\"name\": \"v1-b\", \"match\": {\"cgroup\": \"/b\"}}"};
+	static const char *const v2f[] = {"a.json", "c.json", NULL};
+	static const char *const v2t[] = {"{\"name\": \"v2-a\", \"match\": {\"cgroup\": \"/*\"}}",
+					  "{\"name\": \"v2-c\", \"match\": {\"cgroup\": \"/c\"}}"};
+	struct thps_policy_set *set = NULL;
+	struct thps_policy_errors errs = {0};
+	char path[320];
+
+	make_version("..v1", v1f, v1t);
+	point_data("..v1");
+	user_link("a.json");
+	user_link("b.json");
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), 0);
+	ck_assert_uint_eq(set->n, 2);
+	ck_assert_str_eq(set->policies[0].name, "v1-a");
+	ck_assert_str_eq(set->policies[1].name, "v1-b");
+	thps_policy_set_free(set);
+
+	/* kubelet mid-update: "..data" swapped, c.json's link not made yet, b.json's still
+	 * there (dangling): v2 whole */
+	make_version("..v2", v2f, v2t);
+	point_data("..v2");
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), 0);
+	ck_assert_uint_eq(errs.n, 0);
+	ck_assert_uint_eq(set->n, 2);
+	ck_assert_str_eq(set->policies[0].name, "v2-a");
+	ck_assert_str_eq(set->policies[1].name, "v2-c");
+	thps_policy_set_free(set);
+
+	/* something else beside "..data": not read from any version, refused */
+	write_file("z.json", "{\"name\": \"z\", \"match\": {\"cgroup\": \"/z\"}}");
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), -EPERM);
+	ck_assert(errors_contain(&errs, "z.json: refusing to use: beside '..data'"));
+	thps_policy_errors_clear(&errs);
+	snprintf(path, sizeof(path), "%s/z.json", tmpdir);
+	ck_assert_int_eq(unlink(path), 0);
+
+	/* "..data" leading out of the directory */
+	point_data("/etc");
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), -EPERM);
+	ck_assert(errors_contain(&errs, "..data: refusing to use: a link to '/etc'"));
+	thps_policy_errors_clear(&errs);
+	/* ... or dangling */
+	point_data("..v3");
+	ck_assert_int_eq(thps_policy_set_load_dir(tmpdir, 0, &set, &errs), -ENOENT);
+	ck_assert(errors_contain(&errs, "..data: cannot open '..v3'"));
+	thps_policy_errors_clear(&errs);
+}
+END_TEST
+
 START_TEST(test_file_limits)
 {
 	struct thps_policy_set *set = thps_policy_set_new();
@@ -743,6 +874,8 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_dir_vanished);
 	tcase_add_test(tc, test_dir_owner_check);
 	tcase_add_test(tc, test_dir_configmap_layout);
+	tcase_add_test(tc, test_dir_dangling_entry);
+	tcase_add_test(tc, test_dir_configmap_one_version);
 	tcase_add_test(tc, test_file_limits);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hostile");
