@@ -11,10 +11,12 @@ set -euo pipefail
 KERNEL=${1:?usage: fetch-9p-modules.sh k612|k73}
 CACHE=${THPSHRINK_VM_CACHE:-/var/cache/thpshrink-vm}
 MODS="fs/netfs/netfs net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p"
+# 6.1's 9p also needs fscache (later kernels fold it into netfs): taken where it exists
+OPT_MODS="fs/fscache/fscache"
 skip() { echo "fetch-9p-modules: $KERNEL: $*" >&2; exit 77; }
 dir=$CACHE/$KERNEL
 out=$dir/modules-9p
-if [ -s "$out/9p.ko" ] && [ -s "$out/9pnet_virtio.ko" ]; then echo "$out"; exit 0; fi
+if [ -s "$out/9p.ko" ] && [ -s "$out/9pnet_virtio.ko" ] && [ -e "$out/.with-fscache" ]; then echo "$out"; exit 0; fi
 [ -s "$dir/package" ] || skip "no $dir/package (run fetch-kernel.sh $KERNEL first)"
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || skip "apt-get/dpkg-deb not available"
 pkg=$(cat "$dir/package")
@@ -34,14 +36,16 @@ for apt in "$CACHE"/apt-*; do
 		m=$(ls -d "$tmp"/root/usr/lib/modules/*/kernel "$tmp"/root/lib/modules/*/kernel 2>/dev/null | head -1 || true)
 		[ -n "$m" ] && ls "$m"/fs/9p/9p.ko* >/dev/null 2>&1 || { rm -rf "$tmp/root"; continue; }
 		mkdir -p "$out.tmp"
-		for k in $MODS; do
-			f=$(ls "$m/$k".ko* | head -1)
+		for k in $MODS $OPT_MODS; do
+			f=$(ls "$m/$k".ko* 2>/dev/null | head -1)
+			[ -n "$f" ] || { case " $OPT_MODS " in *" $k "*) continue ;; esac; }
 			case $f in
 			*.xz) xz -dc "$f" > "$out.tmp/$(basename "$k").ko" ;;
 			*.zst) zstd -qdc "$f" > "$out.tmp/$(basename "$k").ko" ;;
 			*) cp "$f" "$out.tmp/$(basename "$k").ko" ;;
 			esac
 		done
+		: > "$out.tmp/.with-fscache"
 		rm -rf "$out"; mv "$out.tmp" "$out"
 		echo "$out"; exit 0
 	done

@@ -62,7 +62,7 @@ vm_set_thp_knob khugepaged/max_ptes_none 409
 
 # --- the hot file, over 9p with the page cache ---
 HOT=""
-for m in netfs 9pnet 9pnet_virtio 9p; do
+for m in netfs fscache 9pnet 9pnet_virtio 9p; do
 	[ -f /exact/9p/$m.ko ] && { insmod /exact/9p/$m.ko 2>/dev/null || true; }
 done
 mkdir -p /hot

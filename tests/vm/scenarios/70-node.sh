@@ -97,7 +97,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else
 
 # --- the host's /usr over 9p, in a chroot with the guest's own /proc, /sys, /dev, /tmp
 t0=$(vm_uptime)
-for m in netfs 9pnet 9pnet_virtio 9p; do
+for m in netfs fscache 9pnet 9pnet_virtio 9p; do
+	[ -f /node/9p/$m.ko ] || [ $m != fscache ] || continue
 	insmod /node/9p/$m.ko 2>/dev/null || grep -q "^$m " /proc/modules || {
 		vm_skip share "insmod $m.ko failed"; exit 0; }
 done
