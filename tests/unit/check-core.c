@@ -296,6 +296,9 @@ START_TEST(test_pidfd_checked_and_batch_errors)
 	close(fd);
 	ck_assert_int_eq(thps_pidfd_open(&ctx, child, st), -ESRCH); /* gone */
 	munmap(m, 4 * page);
+}
+END_TEST
+
 static void mkpath(const char *root, const char *rel, const char *text)
 {
 	char path[PATH_MAX];
