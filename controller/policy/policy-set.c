@@ -494,8 +494,12 @@ static int load_once(int dfd, const char *dir, enum dir_trust trust, unsigned fl
 		goto out;
 	}
 	r = check_data_links(dfd, dir, trust, &top, errs);
-	if (r < 0)
+	if (r < 0) {
+		/* a link kubelet removed under us after its next swap: read the new version */
+		if (r != -ENOMEM && !data_unchanged(dfd, &v))
+			r = 1;
 		goto out;
+	}
 	r = list_names(v.fd, dir, &files, errs);
 	if (r >= 0)
 		r = load_names(v.fd, dfd, dir, trust, flags, &files, set, errs);
