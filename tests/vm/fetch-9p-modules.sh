@@ -37,7 +37,7 @@ for apt in "$CACHE"/apt-*; do
 		[ -n "$m" ] && ls "$m"/fs/9p/9p.ko* >/dev/null 2>&1 || { rm -rf "$tmp/root"; continue; }
 		mkdir -p "$out.tmp"
 		for k in $MODS $OPT_MODS; do
-			f=$(ls "$m/$k".ko* 2>/dev/null | head -1)
+			f=$(ls "$m/$k".ko* 2>/dev/null | head -1 || true)
 			[ -n "$f" ] || { case " $OPT_MODS " in *" $k "*) continue ;; esac; }
 			case $f in
 			*.xz) xz -dc "$f" > "$out.tmp/$(basename "$k").ko" ;;
