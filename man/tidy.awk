@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tidy.awk: make scdoc's roff pass `mandoc -T lint`. Drops the paragraph macros scdoc emits
 # where none can start (after a heading, before a heading or .RE, twice in a row) and breaks
 # text lines longer than 80 bytes at a space (the same text in fill mode).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Svc PORT THREADS: a JVM service (G1, a few hundred threads) for scenarios/70-node.sh; the same
 // line protocol as pysvc.py: grow G N S, shrink G M, work N, gc, check. "work N" fans N requests out
 // over the pool of THREADS threads (all started at once), each building and hashing garbage.

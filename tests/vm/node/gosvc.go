@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // gosvc: a Go HTTP service with an allocating handler (Go's GC) for scenarios/70-node.sh, built
 // at test time with Debian's golang (CGO_ENABLED=0: static, runs in the initramfs). The same
 // operations as pysvc.py over HTTP: /grow?g=G&n=N&s=S, /shrink?g=G&m=M, /work?n=N, /gc

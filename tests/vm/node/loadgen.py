@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # loadgen.py KIND PORT PHASE [ARGS]: the load generator of one service of scenarios/70-node.sh.
 # KIND: line (pysvc.py, nodesvc.js, Svc.java), http (gosvc), memcached; calib (PORT unused,
 # phase bench only: a pure-Python loop, the machine's speed at that moment).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // nodesvc.js PORT: a Node.js service (V8 heap churn) for scenarios/70-node.sh; the same line
 // protocol as pysvc.py: grow G N S, shrink G M, work N, gc (needs --expose-gc), check.
 'use strict';

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pysvc.py PORT: a Python service whose dicts and lists grow and shrink (pymalloc arenas), for
 # scenarios/70-node.sh. One command per line on 127.0.0.1:PORT, one reply line:
 #   grow G N S   N records of generation G (a dict of small strings, ints and a list; ~S bytes)
