@@ -11,6 +11,7 @@
 #         the modules (linux-modules-VER) are not needed (cgroup2, debugfs, THP are built in).
 #   rfc   Debian's 6.1 with the THP shrinker RFC applied; not fetched: it lives in the shared
 #         tree beside the repository (../shared/kernels/rfc-6.1/bzImage, or $THPSHRINK_SHARED).
+# The suites come from the Debian mirror in this machine's apt sources (apt-mirror.sh).
 # Cache: $THPSHRINK_VM_CACHE (default /var/cache/thpshrink-vm), outside the work tree.
 # Exit: 0 and the path; 77 and the reason on stderr when the kernel cannot be had.
 set -euo pipefail
@@ -51,7 +52,9 @@ if [ -n "$img" ]; then echo "$img"; exit 0; fi
 # A private apt state for the suite: sources, lists and archives under the cache.
 apt=$CACHE/apt-$suite
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$dir/debs"
-echo "deb http://deb.debian.org/debian $suite main" > "$apt/sources.list"
+# the machine's own Debian mirror (apt-mirror.sh): no mirror is named here
+mirror=$("$here/apt-mirror.sh" 2>&1) || { echo "fetch-kernel: $KERNEL: $mirror" >&2; exit 1; }
+echo "deb $mirror $suite main" > "$apt/sources.list"
 A=(-o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$apt/lists"
    -o Dir::Cache="$apt/cache" -o APT::Sandbox::User=root -q)
 apt-get "${A[@]}" update >&2 || skip "apt-get update of $suite failed (no network?)"
