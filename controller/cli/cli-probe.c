@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "log.h"
+#include "macro.h"
 #include "probe-measure.h"
 #include "probe-scratch.h"
 #include "probe.h"
@@ -63,7 +64,16 @@ static int daemon_alive(const char *state_dir, uint64_t max_age)
 	return 0;
 }
 
-int thps_cli_probe(int argc, char **argv)
+struct probe_args {
+	unsigned flags;
+	const char *state_dir;
+	uint64_t max_age;
+	bool json, alive;
+	int measure; /* 1 force, -1 never, 0 where a scratch cgroup can be had */
+};
+
+/* Returns -1 to go on, or the exit status (help, usage error). */
+static int probe_parse(int argc, char **argv, struct probe_args *a)
 {
 	static const struct option opts[] = {
 	    {"json", no_argument, NULL, 'j'},
@@ -76,39 +86,33 @@ int thps_cli_probe(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct thps_probe *p;
-	struct thps_ctx ctx;
-	unsigned flags = 0;
-	const char *state_dir = RUNSTATEDIR "/thpshrink";
-	uint64_t max_age = THPS_ALIVE_MAX_AGE_DEFAULT;
-	bool json = false, alive = false;
-	int measure = 0; /* 1 force, -1 never, 0 where a scratch cgroup can be had */
-	struct thps_measure *m = NULL;
-	int c, r;
+	int c;
 
+	*a = (struct probe_args){.state_dir = RUNSTATEDIR "/thpshrink",
+				 .max_age = THPS_ALIVE_MAX_AGE_DEFAULT};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jwhmM", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			measure = 1;
+			a->measure = 1;
 			break;
 		case 'M':
-			measure = -1;
+			a->measure = -1;
 			break;
 		case 'j':
-			json = true;
+			a->json = true;
 			break;
 		case 'w':
-			flags |= THPS_PROBE_WRITE_TEST;
+			a->flags |= THPS_PROBE_WRITE_TEST;
 			break;
 		case 'a':
-			alive = true;
+			a->alive = true;
 			break;
 		case 's':
-			state_dir = optarg;
+			a->state_dir = optarg;
 			break;
 		case 'A':
-			if (parse_u64(optarg, &max_age) < 0 || max_age == 0) {
+			if (parse_u64(optarg, &a->max_age) < 0 || a->max_age == 0) {
 				log_error(
 				    "probe: --max-age '%s': expected whole seconds, at least 1",
 				    optarg);
@@ -127,58 +131,78 @@ int thps_cli_probe(int argc, char **argv)
 		log_error("probe: unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	if (alive)
-		return daemon_alive(state_dir, max_age);
+	return -1;
+}
+
+/* Measures on canary memory and lets it decide over the inferred facts; NULL when nothing was
+ * measured (or no memory). */
+static struct thps_measure *probe_measure(const struct thps_ctx *ctx, struct thps_probe *p,
+					  int measure)
+{
+	struct thps_measure *m;
+	struct thps_geometry g;
+	int r;
+
+	/* a probe killed mid-measure left its scratch cgroup (and maybe a canary) */
+	r = thps_probe_scratch_clean(ctx);
+	if (r < 0)
+		log_warning_errno(r, "Failed to remove a stale probe scratch cgroup, ignoring: %m");
+	else if (r > 0)
+		log_info("Removed %d stale probe scratch cgroups", r);
+	m = calloc(1, sizeof(*m));
+	if (m && thps_geometry_load(ctx, &g) == 0 &&
+	    thps_probe_measure(ctx, &g, measure > 0, m) == 0)
+		thps_probe_apply_measure(p, m);
+	return m;
+}
+
+/* Returns 0, or -ENOMEM (logged). */
+static int probe_print_json(const struct thps_probe *p, const struct thps_measure *m)
+{
+	json_object *o = thps_probe_to_json(p);
+
+	if (o && m) {
+		json_object *x = thps_measure_to_json(m);
+		if (x)
+			json_object_object_add(o, "measured", x);
+	}
+	if (!o)
+		return log_error_errno(-ENOMEM, "Failed to format the probe as JSON: %m");
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						   JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return 0;
+}
+
+int thps_cli_probe(int argc, char **argv)
+{
+	_cleanup_free_ struct thps_probe *p = NULL;
+	_cleanup_free_ struct thps_measure *m = NULL;
+	struct probe_args a;
+	struct thps_ctx ctx;
+	int r;
+
+	r = probe_parse(argc, argv, &a);
+	if (r >= 0)
+		return r;
+	if (a.alive)
+		return daemon_alive(a.state_dir, a.max_age);
 	thps_ctx_init(&ctx);
 	p = malloc(sizeof(*p));
-	if (!p) {
-		log_error_errno(-ENOMEM, "Failed to probe the kernel: %m");
-		return 1;
-	}
-	r = thps_probe_run(&ctx, flags, p);
+	r = p ? thps_probe_run(&ctx, a.flags, p) : -ENOMEM;
 	if (r < 0) {
 		log_error_errno(r, "Failed to probe the kernel: %m");
-		free(p);
 		return 1;
 	}
-	if (measure >= 0) {
-		struct thps_geometry g;
-
-		/* a probe killed mid-measure left its scratch cgroup (and maybe a canary) */
-		r = thps_probe_scratch_clean(&ctx);
-		if (r < 0)
-			log_warning_errno(
-			    r, "Failed to remove a stale probe scratch cgroup, ignoring: %m");
-		else if (r > 0)
-			log_info("Removed %d stale probe scratch cgroups", r);
-
-		m = calloc(1, sizeof(*m));
-		if (m && thps_geometry_load(&ctx, &g) == 0 &&
-		    thps_probe_measure(&ctx, &g, measure > 0, m) == 0)
-			thps_probe_apply_measure(p, m);
-	}
-	if (json) {
-		json_object *o = thps_probe_to_json(p);
-
-		if (o && m) {
-			json_object *x = thps_measure_to_json(m);
-			if (x)
-				json_object_object_add(o, "measured", x);
-		}
-		if (!o) {
-			log_error_errno(-ENOMEM, "Failed to format the probe as JSON: %m");
-			free(p);
+	if (a.measure >= 0)
+		m = probe_measure(&ctx, p, a.measure);
+	if (a.json) {
+		if (probe_print_json(p, m) < 0)
 			return 1;
-		}
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							   JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(o);
 	} else {
 		thps_probe_print(stdout, p);
 		if (m)
 			thps_measure_print(stdout, m);
 	}
-	free(m);
-	free(p);
 	return fflush(stdout) == 0 ? 0 : 1;
 }

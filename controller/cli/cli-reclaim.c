@@ -373,6 +373,29 @@ static void print_json(const char *cg, const struct reclaim_args *a, const char 
 	printf("}\n");
 }
 
+/* What the options say together: a target, one of them, and a method that fits it. Returns -1
+ * to go on, or 2 (a usage error, logged). */
+static int check_args(struct reclaim_args *a)
+{
+	if (!a->cgroup && !a->pid && !a->restore_mpn && a->set_mpn < 0) {
+		log_error("--cgroup PATH or --pid PID is required");
+		usage(stderr);
+		return 2;
+	}
+	if (a->cgroup && a->pid) {
+		log_error("--cgroup and --pid exclude each other");
+		return 2;
+	}
+	if (a->pid && a->method && strcmp(a->method, "split")) {
+		log_error("--pid: memory.reclaim acts on a whole cgroup; one process takes "
+			  "--method split");
+		return 2;
+	}
+	if (!a->method)
+		a->method = a->pid ? "split" : "reclaim";
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, struct reclaim_args *a)
 {
 	enum {
@@ -481,23 +504,7 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 		log_error("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	if (!a->cgroup && !a->pid && !a->restore_mpn && a->set_mpn < 0) {
-		log_error("--cgroup PATH or --pid PID is required");
-		usage(stderr);
-		return 2;
-	}
-	if (a->cgroup && a->pid) {
-		log_error("--cgroup and --pid exclude each other");
-		return 2;
-	}
-	if (a->pid && a->method && strcmp(a->method, "split")) {
-		log_error("--pid: memory.reclaim acts on a whole cgroup; one process takes "
-			  "--method split");
-		return 2;
-	}
-	if (!a->method)
-		a->method = a->pid ? "split" : "reclaim";
-	return -1;
+	return check_args(a);
 }
 
 /* One run's state, from the cgroup's resolution to the report. */

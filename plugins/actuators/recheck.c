@@ -37,30 +37,19 @@ static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
-		     const struct thps_thp_range *r, unsigned lowutil_max_bucket,
-		     uint32_t *ret_utilized, char *why, size_t size)
+/* The same process (pid and start time), the range still mapping the folio at r->pfn, and
+ * that folio still a THP head followed by its tails (one read of its flags): a folio of the
+ * same head PFN but another size, split to a smaller order meanwhile, is not this one.
+ * Returns 1, 0 (why says why) or -errno. */
+static int folio_unchanged(const struct thps_ctx *ctx, const struct thps_thp_range *r, uint32_t nr,
+			   uint64_t page_size, char *why, size_t size)
 {
 	_cleanup_close_ int pm = -1, kf = -1;
 	_cleanup_free_ uint64_t *e = NULL, *fl = NULL;
-	struct thps_reader rd;
 	char path[PATH_MAX], rel[64];
-	uint64_t st, bytes;
-	uint32_t nr = thps_range_pages(r, g);
-	uint64_t len = (uint64_t)nr * g->page_size;
-	unsigned b, used = 0;
+	uint64_t st;
 	int k;
 
-	if (thps_folio_order(nr) <= 0 || nr > g->subpages) {
-		snprintf(why, size, "a folio of %u pages is no THP size", nr);
-		return 0;
-	}
-	if (r->start % len) {
-		snprintf(why, size, "0x%llx is not aligned to its %llu KiB folio",
-			 (unsigned long long)r->start, (unsigned long long)(len >> 10));
-		return 0;
-	}
-	/* the scanner's own reader: the recorded start time came from it */
 	k = thps_proc_starttime(ctx, r->pid, &st);
 	if (k == -ENOENT || k == -ESRCH) {
 		snprintf(why, size, "process %d exited", (int)r->pid);
@@ -81,9 +70,10 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 	if (pm < 0)
 		return pm;
 	e = calloc(nr, sizeof(*e));
-	if (!e)
+	fl = calloc(nr, sizeof(*fl));
+	if (!e || !fl)
 		return -ENOMEM;
-	k = pread_full(pm, e, nr * sizeof(*e), r->start / g->page_size * sizeof(*e));
+	k = pread_full(pm, e, nr * sizeof(*e), r->start / page_size * sizeof(*e));
 	if (k < 0)
 		return k;
 	for (uint32_t i = 0; i < nr; i++)
@@ -92,15 +82,9 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 				 (unsigned long long)r->start, (unsigned long long)r->pfn);
 			return 0;
 		}
-	/* One read of the folio's flags: the head must still be a THP head and the next PFNs its
-	 * tails (a folio of the same head PFN but another size, e.g. split to a smaller order
-	 * meanwhile, is not this one). */
 	kf = open_proc(ctx, "kpageflags", path, sizeof(path));
 	if (kf < 0)
 		return kf;
-	fl = calloc(nr, sizeof(*fl));
-	if (!fl)
-		return -ENOMEM;
 	k = pread_full(kf, fl, nr * sizeof(*fl), r->pfn * sizeof(*fl));
 	if (k < 0)
 		return k;
@@ -116,13 +100,33 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 				 (unsigned long long)r->pfn, nr);
 			return 0;
 		}
+	return 1;
+}
+
+int thps_thp_recheck_with(const struct thps_ctx *ctx, const struct thps_geometry *g,
+			  const struct thps_thp_range *r, unsigned lowutil_max_bucket,
+			  struct thps_reader *rd, uint32_t *ret_utilized, char *why, size_t size)
+{
+	uint32_t nr = thps_range_pages(r, g);
+	uint64_t len = (uint64_t)nr * g->page_size, bytes;
+	unsigned b, used = 0;
+	int k;
+
+	if (thps_folio_order(nr) <= 0 || nr > g->subpages) {
+		snprintf(why, size, "a folio of %u pages is no THP size", nr);
+		return 0;
+	}
+	if (r->start % len) {
+		snprintf(why, size, "0x%llx is not aligned to its %llu KiB folio",
+			 (unsigned long long)r->start, (unsigned long long)(len >> 10));
+		return 0;
+	}
+	k = folio_unchanged(ctx, r, nr, g->page_size, why, size);
+	if (k <= 0)
+		return k;
 	/* Recount with the scanner's reader and count (zero.h): the THP may have filled up since
 	 * the scan, and it is split on the same count as the one that selected it. */
-	k = thps_reader_init(&rd, THPS_READER_CHUNK_DEFAULT, g->page_size);
-	if (k < 0)
-		return k;
-	k = thps_reader_count(&rd, r->pid, r->start, len, &used, &bytes);
-	thps_reader_done(&rd);
+	k = thps_reader_count(rd, r->pid, r->start, len, &used, &bytes);
 	if (k == -ESRCH || k == -EFAULT) {
 		snprintf(why, size, "0x%llx of process %d is gone or changed",
 			 (unsigned long long)r->start, (int)r->pid);
@@ -139,6 +143,20 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 	*ret_utilized = used;
 	snprintf(why, size, "%u of %u subpages used", used, nr);
 	return 1;
+}
+
+int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
+		     const struct thps_thp_range *r, unsigned lowutil_max_bucket,
+		     uint32_t *ret_utilized, char *why, size_t size)
+{
+	struct thps_reader rd;
+	int k = thps_reader_init(&rd, THPS_READER_CHUNK_DEFAULT, g->page_size);
+
+	if (k < 0)
+		return k;
+	k = thps_thp_recheck_with(ctx, g, r, lowutil_max_bucket, &rd, ret_utilized, why, size);
+	thps_reader_done(&rd);
+	return k;
 }
 
 int thps_partial_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,

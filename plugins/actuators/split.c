@@ -19,6 +19,7 @@
 #include "fileio.h"
 #include "macro.h"
 #include "pmadvise.h"
+#include "reader.h"
 
 #define KERNEL_SKIP_RETRIES 1
 
@@ -74,6 +75,7 @@ struct split_run {
 	const struct thps_act_request *req;
 	struct thps_act_result *res;
 	bool zero_freed;
+	struct thps_reader rd; /* one re-check reader for the whole action */
 	char first_skip[256], first_fail[256], first_kskip[128];
 	uint64_t zero_kept; /* sparse folios left alone: a split frees nothing here */
 };
@@ -96,8 +98,8 @@ static bool eligible(struct split_run *s, const struct thps_thp_range *t, uint32
 		return false;
 	}
 	r = t->mapped ? thps_partial_recheck(s->ctx, g, t, why, sizeof(why))
-		      : thps_thp_recheck(s->ctx, g, t, s->req->lowutil_max_bucket, used, why,
-					 sizeof(why));
+		      : thps_thp_recheck_with(s->ctx, g, t, s->req->lowutil_max_bucket, &s->rd,
+					      used, why, sizeof(why));
 	if (r <= 0) {
 		if (r < 0)
 			snprintf(why, sizeof(why), "re-check failed: %s", strerror(-r));
@@ -364,7 +366,11 @@ static int split_act(const struct thps_ctx *ctx, const struct thps_act_request *
 	if (r < 0)
 		return r;
 	res->acted = true;
+	r = thps_reader_init(&s.rd, THPS_READER_CHUNK_DEFAULT, req->geom->page_size);
+	if (r < 0)
+		return r;
 	r = split_ranges(&s, mech);
+	thps_reader_done(&s.rd);
 	if (r < 0)
 		return r;
 	r = thps_act_snapshot_of(ctx, req->cgroup, req->pid, &res->after);
