@@ -157,16 +157,3 @@ int thps_folio_still_whole(const struct thps_ctx *ctx, uint64_t pfn, uint32_t pa
  * 1, 0 (still split, or the process is gone) or -errno. */
 int thps_range_rebuilt(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		       const struct thps_thp_range *r);
-
-/* khugepaged/max_ptes_none, the knob that decides both what the underused-THP shrinker
- * splits and what khugepaged re-collapses. It is global: changing it is always an explicit
- * choice of the operator, and the old value is kept in state_dir/max_ptes_none.saved so that
- * thps_max_ptes_none_restore() can put it back.
- * Returns 0 (ret_old: the value before) or -errno. */
-int thps_max_ptes_none_get(const struct thps_ctx *ctx, unsigned *ret);
-int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, unsigned value,
-			   unsigned *ret_old);
-/* Returns 0 (ret_value: the value restored), -ENOENT if nothing was saved, -EPERM if the saved
- * file is not a regular file owned by root (or us) and writable only by its owner, or -errno. */
-int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir,
-			       unsigned *ret_value);

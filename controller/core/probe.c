@@ -224,11 +224,10 @@ static void gather_thp(const struct thps_ctx *ctx, struct thps_probe *p)
 		if (read_small(ctx->sys_root, rel, &t) == 0 && parse_u64(t, &v) == 0 && v <= 1)
 			p->shrink_underused = (int)v;
 	}
-	snprintf(rel, sizeof(rel), "%skhugepaged/max_ptes_none", base);
 	{
-		_cleanup_free_ char *t = NULL;
-		if (read_small(ctx->sys_root, rel, &t) == 0 && parse_u64(t, &v) == 0 && v < 65536)
-			p->max_ptes_none = (int)v;
+		unsigned mpn;
+		if (thps_max_ptes_none_get(ctx, &mpn) == 0 && mpn < 65536)
+			p->max_ptes_none = (int)mpn;
 	}
 }
 

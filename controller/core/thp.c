@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
+#include "macro.h"
 #include "thp.h"
 
 void thps_geometry_default(struct thps_geometry *ret)
@@ -130,4 +134,150 @@ uint64_t thps_hist_thps(const struct thps_hist *h)
 uint64_t thps_hist_zero_subpages(const struct thps_hist *h)
 {
 	return thps_hist_lowutil_zero(h, THPS_BUCKETS - 1);
+}
+
+/* khugepaged/max_ptes_none: the one place that reads and writes it (the probe, the actuators,
+ * the CLI and the daemon all come here). */
+static int mpn_path(const struct thps_ctx *ctx, char *buf, size_t size)
+{
+	return thps_path(buf, size, ctx->sys_root,
+			 "kernel/mm/transparent_hugepage/khugepaged/max_ptes_none");
+}
+
+int thps_max_ptes_none_get(const struct thps_ctx *ctx, unsigned *ret)
+{
+	char path[PATH_MAX];
+	uint64_t v;
+	int r;
+
+	r = mpn_path(ctx, path, sizeof(path));
+	if (r < 0)
+		return r;
+	r = read_u64_file(path, &v);
+	if (r < 0)
+		return r;
+	if (v > 1u << 20)
+		return -EINVAL;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+/* mkdir -p, 0700: the runtime dir may not exist yet (/run/thpshrink before the daemon ran). */
+static int mkdir_parents(const char *dir)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return negative_errno();
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return negative_errno();
+	return 0;
+}
+
+static int saved_path(const char *state_dir, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/max_ptes_none.saved", state_dir);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, unsigned value,
+			   unsigned *ret_old)
+{
+	char path[PATH_MAX], saved[PATH_MAX], num[32];
+	_cleanup_fclose_ FILE *f = NULL;
+	unsigned old;
+	int r;
+
+	r = thps_max_ptes_none_get(ctx, &old);
+	if (r < 0)
+		return r;
+	r = saved_path(state_dir, saved, sizeof(saved));
+	if (r < 0)
+		return r;
+	r = mkdir_parents(state_dir);
+	if (r < 0)
+		return r;
+	/* Keep the first original: a second --set must not make its own value the one to restore.
+	 */
+	if (access(saved, F_OK) < 0) {
+		/* 0600 whatever the umask: restore refuses a file others may write */
+		int fd = open(saved, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+		if (fd < 0)
+			return negative_errno();
+		f = fdopen(fd, "we");
+		if (!f) {
+			r = negative_errno();
+			close(fd);
+			return r;
+		}
+		if (fprintf(f, "%u\n", old) < 0 || fflush(f) != 0)
+			return -EIO;
+	}
+	r = mpn_path(ctx, path, sizeof(path));
+	if (r < 0)
+		return r;
+	snprintf(num, sizeof(num), "%u", value);
+	r = write_file_string(path, num);
+	if (r < 0)
+		return r;
+	*ret_old = old;
+	return 0;
+}
+
+/* Restoring writes a global kernel knob as root from what this file says: a file that another
+ * user owns or may write (or a symlink to one) is refused, like policies and registrations.
+ * Returns 0, -ENOENT, -EPERM, or -errno. */
+static int saved_trusted(const char *saved)
+{
+	struct stat st;
+
+	if (lstat(saved, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
+	return 0;
+}
+
+int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir,
+			       unsigned *ret_value)
+{
+	char path[PATH_MAX], saved[PATH_MAX], num[32];
+	uint64_t v;
+	int r;
+
+	r = saved_path(state_dir, saved, sizeof(saved));
+	if (r < 0)
+		return r;
+	r = saved_trusted(saved);
+	if (r < 0)
+		return r;
+	r = read_u64_file(saved, &v);
+	if (r < 0)
+		return r;
+	if (v > 1u << 20)
+		return -EINVAL;
+	r = mpn_path(ctx, path, sizeof(path));
+	if (r < 0)
+		return r;
+	snprintf(num, sizeof(num), "%u", (unsigned)v);
+	r = write_file_string(path, num);
+	if (r < 0)
+		return r;
+	if (unlink(saved) < 0)
+		return negative_errno();
+	*ret_value = (unsigned)v;
+	return 0;
 }

@@ -55,3 +55,16 @@ uint64_t thps_hist_zero_subpages(const struct thps_hist *h);
 /* THPs and zero subpages in buckets 0..max_bucket (the low-utilization cut). */
 uint64_t thps_hist_lowutil_thps(const struct thps_hist *h, unsigned max_bucket);
 uint64_t thps_hist_lowutil_zero(const struct thps_hist *h, unsigned max_bucket);
+
+/* khugepaged/max_ptes_none, the knob that decides both what the underused-THP shrinker
+ * splits and what khugepaged re-collapses. It is global: changing it is always an explicit
+ * choice of the operator, and the old value is kept in state_dir/max_ptes_none.saved so that
+ * thps_max_ptes_none_restore() can put it back.
+ * Returns 0 (ret_old: the value before) or -errno. */
+int thps_max_ptes_none_get(const struct thps_ctx *ctx, unsigned *ret);
+int thps_max_ptes_none_set(const struct thps_ctx *ctx, const char *state_dir, unsigned value,
+			   unsigned *ret_old);
+/* Returns 0 (ret_value: the value restored), -ENOENT if nothing was saved, -EPERM if the saved
+ * file is not a regular file owned by root (or us) and writable only by its owner, or -errno. */
+int thps_max_ptes_none_restore(const struct thps_ctx *ctx, const char *state_dir,
+			       unsigned *ret_value);
