@@ -140,6 +140,8 @@ void dglue_probe(const struct thps_ctx *ctx, struct dglue_caps *ret)
 	ret->split_huge_pages = p->have_split_file;
 	ret->split_mech =
 	    thps_split_mechanism(ctx, THPS_SPLIT_MECH_AUTO, ret->split_why, sizeof(ret->split_why));
+	/* decided once here (and by the start-up measurement), not by a probe per action */
+	ret->split_zero_freed = p->split_frees_zero_subpages ? 1 : -1;
 	ret->thp_utilization = p->have_thp_utilization;
 	ret->pagemap = p->have_pagemap;
 	ret->kpageflags = p->have_kpageflags;
