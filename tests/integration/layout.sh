@@ -42,6 +42,24 @@ else
 		fail "thpshrink-oci-hook links $bad"
 fi
 
+# No circle among the source folders' own files: a file's module is its name without .c/.h;
+# "A includes B.h" is an edge A -> B; tsort refuses any loop, direct or through others (the
+# daemon: manager -> pass -> records <- publish, never back).
+for d in "$S"/controller/* "$S"/plugins/*; do
+	[ -d "$d" ] || continue
+	edges=$(for f in "$d"/*.[ch]; do
+		[ -e "$f" ] || continue
+		a=$(basename "$f"); a=${a%.*}
+		sed -n 's/^#include "\([^"/]*\)\.h"/\1/p' "$f" | while read -r b; do
+			[ -e "$d/$b.h" ] && [ "$b" != "$a" ] && echo "$a $b"
+		done
+	done)
+	if [ -n "$edges" ] && ! loop=$(echo "$edges" | tsort 2>&1 >/dev/null); then
+		fail "${d#"$S"/}: its files include each other in a circle: $(echo "$loop" | grep -v 'input contains a loop' | sed 's/^tsort: //' | tr '\n' ' ')"
+	fi
+done
+[ $rc = 0 ] && echo "ok: no circle of includes in any source folder"
+
 if ! command -v clang-format >/dev/null; then
 	echo "SKIP: clang-format not installed (Debian package clang-format): formatting not checked"
 else

@@ -13,7 +13,11 @@
 #include <unistd.h>
 
 #include "fileio.h"
-#include "manager-internal.h"
+#include "daemon-state.h"
+#include "manager.h"
+#include "publish.h"
+#include "pass.h"
+#include "records.h"
 #include "thp.h"
 #include "test-main.h"
 
@@ -165,24 +169,24 @@ START_TEST(test_records_follow_cgroup_dirs)
 	load_policy("observe");
 	set_scan(both);
 	pass_decide(m, 1000);
-	ck_assert_uint_eq(m->n_rec, 2);
-	ck_assert_ptr_nonnull(record_find(m, "/a"));
-	ck_assert_ptr_nonnull(record_find(m, "/b"));
-	ck_assert_uint_eq(record_find(m, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
+	ck_assert_uint_eq(m->recs.n, 2);
+	ck_assert_ptr_nonnull(records_find(&m->recs, "/a"));
+	ck_assert_ptr_nonnull(records_find(&m->recs, "/b"));
+	ck_assert_uint_eq(records_find(&m->recs, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
 
 	/* Without THPs this pass, a cgroup keeps its record (and counters) while its dir exists. */
 	set_scan(none);
 	pass_decide(m, 1001);
-	ck_assert_uint_eq(m->n_rec, 2);
-	ck_assert_uint_eq(record_find(m, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
-	ck_assert_int_eq(record_find(m, "/b")->last_time, 1000);
+	ck_assert_uint_eq(m->recs.n, 2);
+	ck_assert_uint_eq(records_find(&m->recs, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
+	ck_assert_int_eq(records_find(&m->recs, "/b")->last_time, 1000);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/cg/b", root);
 	ck_assert_int_eq(system(cmd), 0);
 	pass_decide(m, 1002);
-	ck_assert_uint_eq(m->n_rec, 1);
-	ck_assert_ptr_nonnull(record_find(m, "/a"));
-	ck_assert_ptr_null(record_find(m, "/b"));
+	ck_assert_uint_eq(m->recs.n, 1);
+	ck_assert_ptr_nonnull(records_find(&m->recs, "/a"));
+	ck_assert_ptr_null(records_find(&m->recs, "/b"));
 }
 END_TEST
 
@@ -197,7 +201,7 @@ START_TEST(test_observe_asks_kernel_nothing)
 	m->observe_only = true; /* --dry-run, or a kernel without memory.reclaim */
 	set_scan(one);
 	pass_decide(m, 1000);
-	rec = record_find(m, "/work");
+	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_OBSERVE);
 	ck_assert(rec->last.dry);
@@ -221,7 +225,7 @@ START_TEST(test_enforce_reclaim_writes_and_counts)
 	load_policy("enforce");
 	set_scan(one);
 	pass_decide(m, 1000);
-	rec = record_find(m, "/work");
+	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_RECLAIM);
 	ck_assert(!rec->last.dry);
@@ -252,7 +256,7 @@ START_TEST(test_status_json_one_cgroup)
 	load_policy("enforce");
 	set_scan(one);
 	pass_decide(m, 1234);
-	rec = record_find(m, "/work");
+	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(publish(m), 0);
 	text = get("state/status.json");
