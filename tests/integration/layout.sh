@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The source layout's rules (README, Layout), checked on the tree and the programs built:
+# The source layout's rules (docs/design.md, Layout), checked on the tree and the programs built:
 #   - controller/core includes nothing from the other folders (every "..." include it names
 #     is a file of its own folder; the build's include paths enforce it too);
 #   - no source folder holds more than 20 .c files;
