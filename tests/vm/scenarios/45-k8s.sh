@@ -152,6 +152,10 @@ else
 	vm_fail report-json "thpshrink report --json failed: $(head -3 $D/report.err)"
 fi
 
+# explain: the identity beside the decision.
+ex=$(thpshrink explain --state-dir $D/state "$BE1" 2>&1 | grep '^kubernetes:')
+vm_check explain "$ex" vm_has "$ex" "pod $U1, QoS class besteffort, container $C1"
+
 # The data of the enforced workloads is intact after the give-back.
 while read -r name pid log rest; do
 	case $name in be-*) vm_check_bloat "$name-data-intact" "$pid" "$log" ;; esac
