@@ -76,6 +76,21 @@ done <$D/pods
 stop_all() { while read -r _n _p _r; do vm_bloat_stop "$_p"; done <$D/pids 2>/dev/null; }
 [ $started = yes ] || { stop_all; exit 0; }
 
+# report --json before the daemon runs (afterwards the BestEffort containers hold no THP, and a
+# cgroup without THPs is not in the report): the same identity, from a scan of its own.
+if thpshrink report --json >$D/report.json 2>$D/report.err; then
+	while read -r name cg qos uid id; do
+		[ "$qos" = - ] && continue
+		vm_check "$name-report-json" "\"kubernetes\": {\"pod_uid\": \"$uid\", ... \"qos_class\": \"$qos\"}" \
+			grep -q "\"kubernetes\": {\"pod_uid\": \"$uid\", \"container_id\": \"$id\", \"qos_class\": \"$qos\"}" $D/report.json
+	done <$D/pods
+	n=$(grep -c '"kubernetes"' $D/report.json)
+	vm_check report-json-count "$n cgroups with a kubernetes object (4 pods' containers expected)" [ "$n" = 4 ]
+	vm_export report.json $D/report.json
+else
+	vm_fail report-json "thpshrink report --json failed: $(head -3 $D/report.err)"
+fi
+
 thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT --interval $INTERVAL \
 	--scan-cpu 100 -v >$D/daemon.log 2>&1 &
 DPID=$!
@@ -129,6 +144,8 @@ vm_check guaranteed-observed "$(grep -o "cgroup '[^']*crio-$C3.scope': policy 'g
 
 # /metrics: the identity of each pod's cgroup, none for the look-alike.
 M=$(metrics)
+printf '%s\n' "$M" >$D/metrics.prom
+vm_export metrics.prom $D/metrics.prom
 while read -r name cg qos uid id; do
 	line=$(printf '%s\n' "$M" | grep "^thpshrink_cgroup_info{cgroup=\"$cg\"")
 	if [ "$qos" = - ]; then
@@ -138,19 +155,6 @@ while read -r name cg qos uid id; do
 			vm_has "$line" "pod_uid=\"$uid\",container_id=\"$id\",qos_class=\"$qos\"} 1"
 	fi
 done <$D/pods
-
-# report --json: the same identity, from a scan of its own.
-if thpshrink report --json >$D/report.json 2>$D/report.err; then
-	while read -r name cg qos uid id; do
-		[ "$qos" = - ] && continue
-		vm_check "$name-report-json" "\"kubernetes\": {\"pod_uid\": \"$uid\", ... \"qos_class\": \"$qos\"}" \
-			grep -q "\"kubernetes\": {\"pod_uid\": \"$uid\", \"container_id\": \"$id\", \"qos_class\": \"$qos\"}" $D/report.json
-	done <$D/pods
-	n=$(grep -c '"kubernetes"' $D/report.json)
-	vm_check report-json-count "$n cgroups with a kubernetes object (4 pods' containers expected)" [ "$n" = 4 ]
-else
-	vm_fail report-json "thpshrink report --json failed: $(head -3 $D/report.err)"
-fi
 
 # explain: the identity beside the decision.
 ex=$(thpshrink explain --state-dir $D/state "$BE1" 2>&1 | grep '^kubernetes:')
