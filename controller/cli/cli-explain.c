@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "fileio.h"
+#include "k8s.h"
 #include "log.h"
 #include "text.h"
 
@@ -110,6 +111,21 @@ static void print_scan(json_object *root)
 		       dbl(sc, "full_refresh_seconds"));
 }
 
+/* The Kubernetes identity kubelet's layout gives the path (k8s.h): parsed here rather than
+ * read from the file, so it says exactly what the daemon's matching sees. */
+static void print_k8s(const char *cgroup)
+{
+	struct thps_k8s_id id;
+
+	if (thps_k8s_parse(cgroup, &id) != 1)
+		return;
+	printf("kubernetes:        pod %s, QoS class %s, %s%s\n", id.pod_uid,
+	       thps_k8s_qos_name(id.qos),
+	       id.container_id[0] ? "container "
+				  : "no container id (the pod's own cgroup, or not a container)",
+	       id.container_id);
+}
+
 /* One cgroup's entry of status.json, every string through clean(). */
 static void print_entry(json_object *found, json_object *root)
 {
@@ -120,6 +136,7 @@ static void print_entry(json_object *found, json_object *root)
 	if (t > 0 && gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	printf("cgroup:            %s\n", clean(str(found, "cgroup"), a, sizeof(a)));
+	print_k8s(str(found, "cgroup"));
 	printf("last pass:         %s\n", when);
 	printf("policy:            %s\n", *str(found, "policy")
 					      ? clean(str(found, "policy"), a, sizeof(a))

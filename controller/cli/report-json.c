@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "k8s.h"
 #include "macro.h"
 #include "text.h"
 #include "report-json.h"
@@ -110,12 +111,29 @@ static void json_figures(FILE *f, const struct thps_scan *scan, const struct thp
 	json_sizes(f, scan, c, cut, ind);
 }
 
+/* "kubernetes": {...}, for a cgroup kubelet's layout names (k8s.h); nothing otherwise. The
+ * fields are matched patterns of hex and dashes: nothing to escape. */
+static void json_k8s(FILE *f, const char *path, const char *ind)
+{
+	struct thps_k8s_id id;
+
+	if (!path || thps_k8s_parse(path, &id) != 1)
+		return;
+	fprintf(f, "%s\"kubernetes\": {\"pod_uid\": \"%s\", \"container_id\": ", ind, id.pod_uid);
+	if (id.container_id[0])
+		fprintf(f, "\"%s\"", id.container_id);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"qos_class\": \"%s\"},\n", thps_k8s_qos_name(id.qos));
+}
+
 static void json_cgroup(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c,
 			unsigned cut, bool last)
 {
 	fputs("    {\n      \"path\": ", f);
 	thps_json_string(f, c->path);
 	fprintf(f, ",\n      \"ino\": %" PRIu64 ",\n", c->ino);
+	json_k8s(f, c->path, "      ");
 	fputs("      \"memory_current\": ", f);
 	json_u64_or_null(f, c->have_memstat, c->memory_current);
 	fputs(",\n      \"anon_thp_bytes\": ", f);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "k8s.h"
 #include "macro.h"
 #include "metrics.h"
 #include "text.h"
@@ -549,6 +550,29 @@ static void containers(struct out *o, const struct thps_metrics_input *in, size_
 	       (uint64_t)(in->n_containers - n));
 }
 
+/* Kubernetes identity (k8s.h) of every exported cgroup kubelet's layout names: one info
+ * series each, for joins with kube-state-metrics on pod_uid. Bounded by the cgroup selection
+ * like every per-cgroup family; the labels come only from text that matched their pattern. */
+static void k8s_info(struct out *o)
+{
+	family(o, "thpshrink_cgroup_info", "gauge",
+	       "Kubernetes identity of a cgroup from kubelet's cgroup layout; always 1. Join on "
+	       "cgroup, or with kube_pod_info on pod_uid = uid.");
+	for (size_t i = 0; i < o->sel->n; i++) {
+		const struct selected *e = &o->sel->v[i];
+		struct thps_k8s_id id;
+
+		if (!e->keep || thps_k8s_parse(e->path, &id) != 1)
+			continue;
+		put(o, "thpshrink_cgroup_info{cgroup=\"");
+		put_label(o, e->path);
+		put(o,
+		    "\",inode=\"%" PRIu64
+		    "\",pod_uid=\"%s\",container_id=\"%s\",qos_class=\"%s\"} 1\n",
+		    e->ino, id.pod_uid, id.container_id, thps_k8s_qos_name(id.qos));
+	}
+}
+
 /* Only with the memo on: without it the daemon reads every folio and these would all be 0. */
 static void memo(struct out *o, const struct thps_metrics_input *in)
 {
@@ -602,6 +626,7 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 	actions(&o, in);
 	recollapsed(&o, in);
 	containers(&o, in, max);
+	k8s_info(&o);
 	memo(&o, in);
 	scan_figures(&o, in->scan);
 	if (o.overflow)

@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "fileio.h"
+#include "k8s.h"
 #include "log.h"
 #include "daemon-state.h"
 #include "publish.h"
@@ -30,6 +31,22 @@ static json_object *json_name(const char *s)
 	if (thps_text_sanitize(s, THPS_TEXT_MAX, clean, sizeof(clean)) < 0)
 		clean[0] = '\0';
 	return json_object_new_string(clean);
+}
+
+/* {"pod_uid", "container_id" (null for a pod's own cgroup), "qos_class"} for a cgroup
+ * kubelet's layout names (k8s.h), or NULL. */
+static json_object *status_k8s(const char *path)
+{
+	struct thps_k8s_id id;
+	json_object *o;
+
+	if (thps_k8s_parse(path, &id) != 1 || !(o = json_object_new_object()))
+		return NULL;
+	json_object_object_add(o, "pod_uid", json_object_new_string(id.pod_uid));
+	json_object_object_add(o, "container_id",
+			       id.container_id[0] ? json_object_new_string(id.container_id) : NULL);
+	json_object_object_add(o, "qos_class", json_object_new_string(thps_k8s_qos_name(id.qos)));
+	return o;
 }
 
 /* What the last pass read and what it carried from the memo: 'thpshrink explain' prints it. */
@@ -87,13 +104,16 @@ static int write_status(struct manager *m)
 	for (size_t i = 0; i < m->recs.n; i++) {
 		const struct crecord *c = &m->recs.v[i];
 		const struct thps_cgroup_stats *s = thps_scan_find_path(&m->scan, c->path);
-		json_object *e = json_object_new_object();
+		json_object *e = json_object_new_object(), *k8s;
 
 		if (!e)
 			continue;
 		json_object_object_add(e, "cgroup", json_name(c->path));
 		if (s)
 			json_object_object_add(e, "inode", json_object_new_int64((int64_t)s->ino));
+		k8s = status_k8s(c->path);
+		if (k8s)
+			json_object_object_add(e, "kubernetes", k8s);
 		json_object_object_add(e, "policy", json_name(c->last.policy));
 		json_object_object_add(e, "rule", json_name(c->last.rule));
 		json_object_object_add(e, "action", json_name(dglue_action_name(c->last.action)));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "k8s.h"
 #include "macro.h"
 #include "policy.h"
 
@@ -621,17 +622,41 @@ static int container_match(const struct thps_policy *p, const char *reg)
 	return best;
 }
 
+/* Compares two specificity keys most significant first: <0, 0, >0. */
+static int cmp_keys(const unsigned *a, const unsigned *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] > b[i] ? 1 : -1;
+	return 0;
+}
+
+/* 1 if the pod named by id (NULL: not a pod's cgroup) passes p's Kubernetes selectors. */
+static bool k8s_match(const struct thps_policy *p, const struct thps_k8s_id *id)
+{
+	bool uid = p->n_match_pod_uid == 0;
+
+	if ((p->n_match_pod_uid || p->match_qos_mask) && !id)
+		return false;
+	for (size_t i = 0; !uid && i < p->n_match_pod_uid; i++)
+		uid = !strcmp(p->match_pod_uid[i], id->pod_uid);
+	return uid && (!p->match_qos_mask || (p->match_qos_mask & (1U << id->qos)));
+}
+
 const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 					    const char *cgroup_path, const char *registration)
 {
 	const struct thps_policy *best = NULL;
-	unsigned best_key[3] = {0};
+	unsigned best_key[5] = {0};
+	struct thps_k8s_id k8s;
+	bool is_pod;
 
 	if (!set)
 		return &builtin;
+	is_pod = cgroup_path && thps_k8s_parse(cgroup_path, &k8s) == 1;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct thps_policy *p = &set->policies[i];
-		unsigned key[3];
+		unsigned key[5];
 		int c = 0;
 
 		if (registration && !strcmp(p->name, registration)) {
@@ -647,13 +672,15 @@ const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 		if (p->match_cgroup &&
 		    (!cgroup_path || fnmatch(p->match_cgroup, cgroup_path, FNM_PATHNAME) != 0))
 			continue;
+		if (!k8s_match(p, is_pod ? &k8s : NULL))
+			continue;
 		key[0] = (unsigned)c;
-		key[1] = p->spec_components;
-		key[2] = p->spec_prefix;
+		key[1] = p->n_match_pod_uid > 0;
+		key[2] = p->match_qos_mask != 0;
+		key[3] = p->spec_components;
+		key[4] = p->spec_prefix;
 		/* strictly greater only: on a tie the earlier policy (load order) stays */
-		if (!best || key[0] > best_key[0] ||
-		    (key[0] == best_key[0] &&
-		     (key[1] > best_key[1] || (key[1] == best_key[1] && key[2] > best_key[2])))) {
+		if (!best || cmp_keys(key, best_key, ELEMENTSOF(key)) > 0) {
 			best = p;
 			memcpy(best_key, key, sizeof(key));
 		}

@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "pjson.h"
 #include "policy.h"
+#include "k8s.h"
 #include "units.h"
 #include "valid.h"
 
@@ -29,6 +30,8 @@ enum key_type {
 	K_UINT,
 	K_PERCENT, /* a number */
 	K_FOLIOS,  /* folio sizes: an array of sizes like "64K", "2M" (powers of two, >= 8K) */
+	K_UIDS,	   /* a Kubernetes pod UID (8-4-4-4-12 lowercase hex), or an array of them */
+	K_QOS,	   /* a Kubernetes QoS class, or an array of them */
 };
 
 struct policy_key {
@@ -56,6 +59,13 @@ static const struct policy_key keys[] = {
      "glob of the cgroup path, e.g. \"/kubepods.slice/*\" ('*' stays within one level)"},
     {"match.container", K_NAMES, 0, 0, NULL, NULL, 0, OFF(match_container),
      "name glob or list of them, matched against the OCI hook's registrations"},
+    {"match.pod_uid", K_UIDS, 0, 0, NULL, NULL, 0, OFF(match_pod_uid),
+     "Kubernetes pod UID or list of them (as kubectl shows it, with dashes), matched against "
+     "the pod kubelet's cgroup path names"},
+    {"match.qos_class", K_QOS, 0, 0, NULL, "guaranteed|burstable|besteffort", 0,
+     OFF(match_qos_mask),
+     "Kubernetes QoS class or list of them, matched against the class kubelet's cgroup path "
+     "names"},
     {"mode", K_ENUM, 0, 0, "observe", "observe|enforce", 0, OFF(mode),
      "observe: decide and report only; enforce: act"},
     {"lowutil_cut", K_CUT, 0, 9, "0", NULL, 0, OFF(lowutil_max_bucket),
@@ -336,6 +346,81 @@ static int set_names(struct setting *s)
 	return 0;
 }
 
+/* A string or an array of 1 to max strings: calls one() on each with its JSON path.
+ * what describes one item in the count message. */
+static int each_item(struct setting *s, size_t max, const char *what,
+		     void (*one)(struct setting *s, const struct pjson *e, const char *ipath))
+{
+	const struct pjson *j = s->j, *items = j;
+	size_t n = 1;
+
+	if (j->type == PJSON_ARRAY) {
+		items = j->items;
+		n = j->n_items;
+		if (n < 1 || n > max)
+			return verr(s->v, j->line, j->col, s->path, "expected 1 to %zu %s, got %zu",
+				    max, what, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char ipath[300];
+
+		if (j->type == PJSON_ARRAY)
+			snprintf(ipath, sizeof(ipath), "%s[%zu]", s->path, i);
+		else
+			snprintf(ipath, sizeof(ipath), "%s", s->path);
+		one(s, &items[i], ipath);
+	}
+	return 0;
+}
+
+static void add_uid(struct setting *s, const struct pjson *e, const char *ipath)
+{
+	struct thps_policy *p = s->p;
+	char *u;
+
+	if (e->type != PJSON_STRING || !thps_k8s_uid_valid(e->str)) {
+		render(e, s->got, sizeof(s->got));
+		verr(s->v, e->line, e->col, ipath,
+		     "expected a pod UID like \"0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b\" (lowercase "
+		     "hex, 8-4-4-4-12), got %s",
+		     s->got);
+		return;
+	}
+	if (p->n_match_pod_uid >= THPS_POLICY_MAX_PODS)
+		return;
+	u = strdup(e->str);
+	if (!u)
+		s->v->r = -ENOMEM;
+	else
+		p->match_pod_uid[p->n_match_pod_uid++] = u;
+}
+
+static int set_uids(struct setting *s)
+{
+	return each_item(s, THPS_POLICY_MAX_PODS, "pod UIDs", add_uid);
+}
+
+static void add_qos(struct setting *s, const struct pjson *e, const char *ipath)
+{
+	enum thps_k8s_qos q =
+	    e->type == PJSON_STRING ? thps_k8s_qos_from_name(e->str) : THPS_K8S_QOS_NONE;
+
+	if (q == THPS_K8S_QOS_NONE) {
+		render(e, s->got, sizeof(s->got));
+		verr(s->v, e->line, e->col, ipath,
+		     "expected one of \"guaranteed\", \"burstable\", \"besteffort\", got %s",
+		     s->got);
+		return;
+	}
+	*(unsigned *)s->field |= 1U << q;
+}
+
+static int set_qos(struct setting *s)
+{
+	*(unsigned *)s->field = 0;
+	return each_item(s, 3, "QoS classes", add_qos);
+}
+
 static int set_enum(struct setting *s)
 {
 	const struct pjson *j = s->j;
@@ -497,7 +582,8 @@ static int (*const setters[])(struct setting *s) = {
     [K_OBJECT] = NULL,	       [K_NAME] = set_name,	    [K_CGROUP] = set_cgroup,
     [K_NAMES] = set_names,     [K_ENUM] = set_enum,	    [K_CUT] = set_cut,
     [K_SIZE] = set_size,       [K_DURATION] = set_duration, [K_UINT] = set_uint,
-    [K_PERCENT] = set_percent, [K_FOLIOS] = set_folios,
+    [K_PERCENT] = set_percent, [K_FOLIOS] = set_folios,	    [K_UIDS] = set_uids,
+    [K_QOS] = set_qos,
 };
 
 static int set_value(struct vctx *v, const struct policy_key *k, const struct pjson *j,
@@ -621,6 +707,8 @@ static void policy_clear(struct thps_policy *p)
 	free(p->match_cgroup);
 	for (size_t i = 0; i < p->n_match_container; i++)
 		free(p->match_container[i]);
+	for (size_t i = 0; i < p->n_match_pod_uid; i++)
+		free(p->match_pod_uid[i]);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -862,7 +950,8 @@ void thps_policy_print_keys(FILE *f)
 	    [K_OBJECT] = "object",   [K_NAME] = "name",		[K_CGROUP] = "glob",
 	    [K_NAMES] = "glob(s)",   [K_ENUM] = "enum",		[K_CUT] = "bucket|percent",
 	    [K_SIZE] = "size",	     [K_DURATION] = "duration", [K_UINT] = "integer",
-	    [K_PERCENT] = "percent", [K_FOLIOS] = "sizes",
+	    [K_PERCENT] = "percent", [K_FOLIOS] = "sizes",	[K_UIDS] = "uid(s)",
+	    [K_QOS] = "enum(s)",
 	};
 
 	for (size_t t = 0; t < ELEMENTSOF(keys); t++) {
@@ -870,7 +959,7 @@ void thps_policy_print_keys(FILE *f)
 		char lo[32], hi[32];
 
 		fprintf(f, "%-34s %-14s", k->key, types[k->type]);
-		if (k->type == K_ENUM)
+		if (k->type == K_ENUM || k->type == K_QOS)
 			fprintf(f, " %s", k->values);
 		else if (k->min < k->max) {
 			range_text(k, k->min, lo, sizeof(lo));

@@ -6,15 +6,19 @@
  * File forms: {"policies": [POLICY, ...]} or a single POLICY object.
  * Matching (thps_policy_match): a policy matches when every selector it has matches: its
  * match.cgroup glob (fnmatch with FNM_PATHNAME) against the cgroup path, its match.container
- * names (fnmatch globs) against the registration name the OCI hook recorded. A registration
- * that carries the name of a policy (the OCI annotation names one) selects that policy
+ * names (fnmatch globs) against the registration name the OCI hook recorded, its
+ * match.pod_uid UIDs and match.qos_class classes against the Kubernetes identity kubelet's
+ * cgroup layout gives the path (k8s.h; a cgroup that is not a pod's matches neither). A
+ * registration that carries the name of a policy (the OCI annotation names one) selects that policy
  * outright, whatever its selectors say. Otherwise, among matches the most specific wins,
  * compared in this order:
  *   1. it has a container selector (a registration names its container deliberately);
  *   2. a container selector without glob characters beats one with globs;
- *   3. more literal path components in the cgroup glob ("/a/b/x?" has 2);
- *   4. a longer literal prefix of the cgroup glob (before the first glob character);
- *   5. first in load order (file names in byte order, then position in the file).
+ *   3. it has a pod_uid selector (names pods one by one);
+ *   4. it has a qos_class selector;
+ *   5. more literal path components in the cgroup glob ("/a/b/x?" has 2);
+ *   6. a longer literal prefix of the cgroup glob (before the first glob character);
+ *   7. first in load order (file names in byte order, then position in the file).
  * When nothing matches, the built-in policy "(builtin)" applies: it observes only. */
 #pragma once
 #include "macro.h"
@@ -26,6 +30,7 @@
 
 #define THPS_POLICY_NAME_MAX	   64
 #define THPS_POLICY_MAX_CONTAINERS 32
+#define THPS_POLICY_MAX_PODS	   32
 #define THPS_POLICY_MAX_FILE	   (1024 * 1024)
 #define THPS_POLICY_MAX_FILES	   1024
 #define THPS_POLICY_MAX_POLICIES   4096
@@ -44,6 +49,9 @@ struct thps_policy {
 	char *match_cgroup; /* glob or NULL */
 	char *match_container[THPS_POLICY_MAX_CONTAINERS];
 	size_t n_match_container;
+	char *match_pod_uid[THPS_POLICY_MAX_PODS]; /* UIDs with dashes (k8s.h) */
+	size_t n_match_pod_uid;
+	unsigned match_qos_mask; /* bit q = enum thps_k8s_qos q; 0 = no QoS selector */
 	enum thps_policy_mode mode;
 	unsigned lowutil_max_bucket;  /* folios of every size in buckets 0..this are low-util */
 	uint32_t sizes_mask;	      /* folio sizes acted on, bit o = 2^o pages; 0 = every size */

@@ -66,6 +66,15 @@ bad = {
     "unusable source without reason": mutate(lambda d: d["sources"][1].update(reason=None)),
     "cgroup filter not a path": mutate(lambda d: d["filter"].update(cgroup="system.slice")),
     "schema_version 2": mutate(lambda d: d.update(schema_version=2)),
+    "pod_uid with underscores": mutate(lambda d: d["cgroups"][0].update(kubernetes={
+        "pod_uid": "0f6e2a4c_1b3d_4e5f_8a9b_0c1d2e3f4a5b", "container_id": None,
+        "qos_class": "burstable"})),
+    "qos_class BestEffort": mutate(lambda d: d["cgroups"][0].update(kubernetes={
+        "pod_uid": "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b", "container_id": None,
+        "qos_class": "BestEffort"})),
+    "short container_id": mutate(lambda d: d["cgroups"][0].update(kubernetes={
+        "pod_uid": "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b", "container_id": "abc",
+        "qos_class": "burstable"})),
 }
 for name, doc in bad.items():
     if v.is_valid(doc):

@@ -50,6 +50,7 @@ hm = panel("heatmap", "thpshrink_cgroup_thps")
 check(hm and all(t.get("format") == "heatmap" and "bucket" in t.get("legendFormat", "") for t in hm[0]["targets"]),
       "the utilization histogram as a heatmap by bucket")
 check(panel("timeseries", "given_back"), "a time series of bytes given back")
+check(panel("timeseries", "namespace:thpshrink_waste_bytes:sum"), "a time series of waste per Kubernetes namespace")
 check("datasource" in variables, "a datasource variable")
 print(f"grafana-dashboard: {len(fails)} failure(s)")
 sys.exit(1 if fails else 0)

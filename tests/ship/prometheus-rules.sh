@@ -28,7 +28,8 @@ for a in sorted(alerts):
         fails.append(f"{a}: tested firing {a in firing}, not firing {a in quiet}")
 records = {r["record"] for r in rules if "record" in r}
 for need in ("cgroup:thpshrink_waste_bytes:sum", "instance:thpshrink_waste_bytes:sum",
-             "instance:thpshrink_given_back_bytes:increase1h"):
+             "instance:thpshrink_given_back_bytes:increase1h", "cgroup:thpshrink_kube_pod_info:join",
+             "pod:thpshrink_waste_bytes:sum", "namespace:thpshrink_waste_bytes:sum"):
     if need not in records:
         fails.append(f"no recording rule {need}")
 for r in rules:

@@ -15,6 +15,8 @@
 
 #include "context.h"
 #include "fileio.h"
+#include "k8s.h"
+#include "macro.h"
 #include "pmadvise.h"
 #include "proc.h"
 #include "probe-scratch.h"
@@ -364,6 +366,109 @@ START_TEST(test_probe_scratch_clean)
 }
 END_TEST
 
+/* kubelet's cgroup layouts under both drivers, and hostile names: a UID and an id come only
+ * from text that matched their pattern. */
+#define K8S_U "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b"
+#define K8S_U_ "0f6e2a4c_1b3d_4e5f_8a9b_0c1d2e3f4a5b"
+#define K8S_ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define K8S_BU "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" K8S_U_ ".slice"
+#define K8S_BE "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" K8S_U_ ".slice"
+#define K8S_GU "/kubepods.slice/kubepods-pod" K8S_U_ ".slice"
+
+START_TEST(test_k8s_parse)
+{
+	static const struct {
+		const char *path;
+		int r;
+		const char *qos, *id, *runtime;
+	} t[] = {
+	    /* systemd driver, three QoS classes, three runtimes */
+	    {K8S_BU "/cri-containerd-" K8S_ID ".scope", 1, "burstable", K8S_ID, "containerd"},
+	    {K8S_BE "/crio-" K8S_ID ".scope", 1, "besteffort", K8S_ID, "cri-o"},
+	    {K8S_GU "/docker-" K8S_ID ".scope", 1, "guaranteed", K8S_ID, "docker"},
+	    {K8S_GU "/crio-" K8S_ID ".scope/container", 1, "guaranteed", K8S_ID, "cri-o"},
+	    /* the pod's own cgroup, and what sits in a pod without being a container */
+	    {K8S_BU, 1, "burstable", "", NULL},
+	    {K8S_GU, 1, "guaranteed", "", NULL},
+	    {K8S_BE "/crio-conmon-" K8S_ID ".scope", 1, "besteffort", "", NULL},
+	    {K8S_BU "/cri-containerd-" K8S_ID "0.scope", 1, "burstable", "", NULL},
+	    {K8S_BU "/cri-containerd-" K8S_ID, 1, "burstable", "", NULL},
+	    {K8S_BU "/evil-" K8S_ID ".scope", 1, "burstable", "", NULL},
+	    /* kubelet --cgroup-root under systemd (kind: /kubelet.slice) */
+	    {"/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
+	     "kubelet-kubepods-besteffort-pod" K8S_U_ ".slice/cri-containerd-" K8S_ID ".scope",
+	     1, "besteffort", K8S_ID, "containerd"},
+	    /* cgroupfs driver */
+	    {"/kubepods/burstable/pod" K8S_U "/" K8S_ID, 1, "burstable", K8S_ID, NULL},
+	    {"/kubepods/besteffort/pod" K8S_U "/" K8S_ID, 1, "besteffort", K8S_ID, NULL},
+	    {"/kubepods/pod" K8S_U "/" K8S_ID, 1, "guaranteed", K8S_ID, NULL},
+	    {"/kubepods/pod" K8S_U "/crio-" K8S_ID, 1, "guaranteed", K8S_ID, "cri-o"},
+	    {"/kubepods/besteffort/pod" K8S_U, 1, "besteffort", "", NULL},
+	    {"/kubepods/pod" K8S_U "/" K8S_ID "/sub", 1, "guaranteed", K8S_ID, NULL},
+	    /* not pods */
+	    {"/", 0, NULL, NULL, NULL},
+	    {"", 0, NULL, NULL, NULL},
+	    {"/kubepods.slice", 0, NULL, NULL, NULL},
+	    {"/kubepods.slice/kubepods-burstable.slice", 0, NULL, NULL, NULL},
+	    {"/kubepods", 0, NULL, NULL, NULL},
+	    {"/kubepods/burstable", 0, NULL, NULL, NULL},
+	    {"/system.slice/containerd.service", 0, NULL, NULL, NULL},
+	    {"/system.slice/system-kubepods.slice/x", 0, NULL, NULL, NULL},
+	    /* hostile: a delegated subtree posing as kubelet's, malformed UIDs */
+	    {"/user.slice/user-1000.slice/user@1000.service/kubepods.slice/kubepods-pod" K8S_U_
+	     ".slice",
+	     0, NULL, NULL, NULL},
+	    {"/user.slice/kubepods/pod" K8S_U "/" K8S_ID, 0, NULL, NULL, NULL},
+	    {"kubepods/pod" K8S_U, 0, NULL, NULL, NULL},
+	    {"/kubepods/pod" K8S_U_, 0, NULL, NULL, NULL},			/* '_' in cgroupfs */
+	    {"/kubepods.slice/kubepods-pod" K8S_U ".slice", 0, NULL, NULL, NULL}, /* '-' */
+	    {"/kubepods/pod0F6E2A4C-1b3d-4e5f-8a9b-0c1d2e3f4a5b", 0, NULL, NULL, NULL},
+	    {"/kubepods/pod0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5", 0, NULL, NULL, NULL},
+	    {"/kubepods/pod0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5bb", 0, NULL, NULL, NULL},
+	    {"/kubepods/pod0f6e2a4c1-b3d-4e5f-8a9b-0c1d2e3f4a5b", 0, NULL, NULL, NULL},
+	    {"/kubepods/pod0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5g", 0, NULL, NULL, NULL},
+	    {"/kubepods/pod\"0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5", 0, NULL, NULL, NULL},
+	    {"/kubepods/guaranteed/pod" K8S_U, 0, NULL, NULL, NULL},
+	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-besteffort-pod" K8S_U_ ".slice", 0,
+	     NULL, NULL, NULL},
+	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" K8S_U_ ".scope", 0,
+	     NULL, NULL, NULL},
+	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-pod" K8S_U_ ".slice", 0, NULL,
+	     NULL, NULL},
+	    {"/kubepods.slice/kubepods-.slice/kubepods--pod" K8S_U_ ".slice", 0, NULL, NULL, NULL},
+	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" K8S_U_
+	     ".slice\n/x",
+	     0, NULL, NULL, NULL}, /* "\n" is part of the name */
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		struct thps_k8s_id id = {.qos = 99};
+		int r = thps_k8s_parse(t[i].path, &id);
+
+		ck_assert_msg(r == t[i].r, "%s: %d, expected %d", t[i].path, r, t[i].r);
+		if (r != 1) {
+			ck_assert_int_eq(id.qos, 99); /* untouched */
+			continue;
+		}
+		ck_assert_str_eq(id.pod_uid, K8S_U);
+		ck_assert_str_eq(thps_k8s_qos_name(id.qos), t[i].qos);
+		ck_assert_msg(!strcmp(id.container_id, t[i].id), "%s: id %s", t[i].path,
+			      id.container_id);
+		if (t[i].runtime)
+			ck_assert_str_eq(id.runtime, t[i].runtime);
+		else
+			ck_assert_ptr_null(id.runtime);
+	}
+	ck_assert_int_eq(thps_k8s_parse(NULL, &(struct thps_k8s_id){}), -EINVAL);
+	ck_assert_int_eq(thps_k8s_qos_from_name("besteffort"), THPS_K8S_QOS_BESTEFFORT);
+	ck_assert_int_eq(thps_k8s_qos_from_name("BestEffort"), THPS_K8S_QOS_NONE);
+	ck_assert_int_eq(thps_k8s_qos_from_name(""), THPS_K8S_QOS_NONE);
+	ck_assert(thps_k8s_uid_valid(K8S_U));
+	ck_assert(!thps_k8s_uid_valid(K8S_U_));
+	ck_assert(!thps_k8s_uid_valid(K8S_U "0"));
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -384,6 +489,9 @@ static Suite *core_suite(void)
 	tc = tcase_create("text");
 	tcase_add_test(tc, test_text_sanitize);
 	tcase_add_test(tc, test_pidfd_checked_and_batch_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("k8s");
+	tcase_add_test(tc, test_k8s_parse);
 	suite_add_tcase(s, tc);
 	return s;
 }

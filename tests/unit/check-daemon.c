@@ -18,6 +18,7 @@
 #include "publish.h"
 #include "pass.h"
 #include "records.h"
+#include "macro.h"
 #include "thp.h"
 #include "test-main.h"
 
@@ -293,6 +294,132 @@ START_TEST(test_status_json_one_cgroup)
 }
 END_TEST
 
+/* A node laid out as kubelet lays it out: systemd and cgroupfs drivers, the three QoS classes,
+ * containerd and CRI-O ids, a pod's own cgroup, a conmon cgroup and look-alikes. Guaranteed pods
+ * are observed and BestEffort ones enforced by qos_class policies: only BestEffort cgroups get a
+ * memory.reclaim write; /metrics names pod, container and class; status.json carries them. */
+#define KU "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b"
+#define KU_ "0f6e2a4c_1b3d_4e5f_8a9b_0c1d2e3f4a5b"
+#define KC "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define KD "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+START_TEST(test_kubelet_tree_qos_policies)
+{
+	static const struct {
+		const char *path, *qos, *id; /* qos NULL: not a pod's cgroup */
+	} t[] = {
+	    {"/kubepods.slice/kubepods-pod" KU_ ".slice/cri-containerd-" KC ".scope", "guaranteed",
+	     KC},
+	    {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" KU_
+	     ".slice/crio-" KD ".scope",
+	     "burstable", KD},
+	    {"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" KU_
+	     ".slice/cri-containerd-" KC ".scope",
+	     "besteffort", KC},
+	    {"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" KU_
+	     ".slice/crio-conmon-" KD ".scope",
+	     "besteffort", ""},
+	    {"/kubepods/pod" KU "/" KD, "guaranteed", KD},
+	    {"/kubepods/burstable/pod" KU "/" KC, "burstable", KC},
+	    {"/kubepods/besteffort/pod" KU "/crio-" KD, "besteffort", KD},
+	    {"/kubepods/besteffort/pod" KU, "besteffort", ""},
+	    /* look-alikes: a delegated subtree, a malformed UID, an upper-case id */
+	    {"/user.slice/user-1000.slice/user@1000.service/kubepods.slice/kubepods-besteffort.slice/"
+	     "kubepods-besteffort-pod" KU_ ".slice",
+	     NULL, NULL},
+	    {"/kubepods/besteffort/pod" KU "x/" KC, NULL, NULL},
+	    {"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" KU_
+	     ".slice/cri-containerd-0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
+	     ".scope",
+	     "besteffort", ""},
+	};
+	const char *paths[ELEMENTSOF(t) + 1] = {};
+	char dir[PATH_MAX], err[512], textfile[PATH_MAX];
+	_cleanup_free_ char *prom = NULL, *status = NULL;
+	json_object *root_j, *arr;
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		paths[i] = t[i].path;
+		fake_cgroup(t[i].path + 1);
+	}
+	mkdirs("policies");
+	put("policies/k8s.json",
+	    "{\"policies\": [\n"
+	    " {\"name\": \"gu\", \"match\": {\"qos_class\": \"guaranteed\"}, \"mode\": \"observe\",\n"
+	    "  \"trigger\": {\"min_waste\": \"2M\"}},\n"
+	    " {\"name\": \"be\", \"match\": {\"qos_class\": \"besteffort\"}, \"mode\": \"enforce\",\n"
+	    "  \"trigger\": {\"min_waste\": \"2M\"}, \"action\": \"reclaim\"}]}\n");
+	path_of(dir, sizeof(dir), "policies");
+	ck_assert_msg(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)) == 2, "%s", err);
+	path_of(textfile, sizeof(textfile), "metrics.prom");
+	m->o.textfile = textfile;
+	set_scan(paths);
+	pass_decide(m, 1000);
+	ck_assert_int_eq(publish(m), 0);
+	prom = get("metrics.prom");
+	status = get("state/status.json");
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		const struct crecord *rec = records_find(&m->recs, t[i].path);
+		bool be = t[i].qos && !strcmp(t[i].qos, "besteffort");
+		_cleanup_free_ char *reclaim = NULL;
+		char rel[PATH_MAX], want[2048];
+
+		ck_assert_msg(rec, "no record for %s", t[i].path);
+		ck_assert_msg(!strcmp(rec->last.policy,
+				      !t[i].qos			       ? "(builtin)"
+				      : !strcmp(t[i].qos, "guaranteed") ? "gu"
+				      : be				       ? "be"
+									       : "(builtin)"),
+			      "%s: policy %s", t[i].path, rec->last.policy);
+		snprintf(rel, sizeof(rel), "cg%s/memory.reclaim", t[i].path);
+		reclaim = get(rel);
+		ck_assert_msg(be == (*reclaim != '\0'), "%s: memory.reclaim '%s'", t[i].path,
+			      reclaim);
+		ck_assert_int_eq(rec->act[DGLUE_ACT_RECLAIM].count, be ? 1 : 0);
+
+		snprintf(want, sizeof(want), "\nthpshrink_cgroup_info{cgroup=\"%s\",inode=\"%zu\"",
+			 t[i].path, 100 + i);
+		if (!t[i].qos) {
+			ck_assert_msg(!strstr(prom, want), "info series for %s", t[i].path);
+			continue;
+		}
+		snprintf(want + strlen(want), sizeof(want) - strlen(want),
+			 ",pod_uid=\"" KU "\",container_id=\"%s\",qos_class=\"%s\"} 1\n", t[i].id,
+			 t[i].qos);
+		ck_assert_msg(strstr(prom, want), "no %s in\n%s", want, prom);
+	}
+	/* status.json: the identity with each decision, none for look-alikes */
+	root_j = json_tokener_parse(status);
+	ck_assert_ptr_nonnull(root_j);
+	ck_assert(json_object_object_get_ex(root_j, "cgroups", &arr));
+	ck_assert_uint_eq(json_object_array_length(arr), ELEMENTSOF(t));
+	for (size_t k = 0; k < json_object_array_length(arr); k++) {
+		json_object *e = json_object_array_get_idx(arr, k), *v, *k8s;
+		size_t i = 0;
+
+		ck_assert(json_object_object_get_ex(e, "cgroup", &v));
+		while (i < ELEMENTSOF(t) && strcmp(t[i].path, json_object_get_string(v)))
+			i++;
+		ck_assert_uint_lt(i, ELEMENTSOF(t));
+		if (!t[i].qos) {
+			ck_assert(!json_object_object_get_ex(e, "kubernetes", NULL));
+			continue;
+		}
+		ck_assert(json_object_object_get_ex(e, "kubernetes", &k8s));
+		ck_assert(json_object_object_get_ex(k8s, "pod_uid", &v));
+		ck_assert_str_eq(json_object_get_string(v), KU);
+		ck_assert(json_object_object_get_ex(k8s, "qos_class", &v));
+		ck_assert_str_eq(json_object_get_string(v), t[i].qos);
+		ck_assert(json_object_object_get_ex(k8s, "container_id", &v));
+		if (*t[i].id)
+			ck_assert_str_eq(json_object_get_string(v), t[i].id);
+		else
+			ck_assert_ptr_null(v);
+	}
+	json_object_put(root_j);
+}
+END_TEST
+
 static Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -303,6 +430,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_observe_asks_kernel_nothing);
 	tcase_add_test(tc, test_enforce_reclaim_writes_and_counts);
 	tcase_add_test(tc, test_status_json_one_cgroup);
+	tcase_add_test(tc, test_kubelet_tree_qos_policies);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -41,6 +41,14 @@ static void fill_scan(struct thps_scan *s, bool with_gone)
 	c = thps_scan_cgroup(s, 200, "/odd\"name\\with\nnewline");
 	thps_hist_add(&c->hist, &g, 51);
 	thps_hist_add(&c->hist, &g, 52);
+	/* a Kubernetes container (thpshrink_cgroup_info) and a look-alike that is not one */
+	c = thps_scan_cgroup(s, 400,
+			     "/kubepods.slice/kubepods-besteffort.slice/"
+			     "kubepods-besteffort-pod0f6e2a4c_1b3d_4e5f_8a9b_0c1d2e3f4a5b.slice/"
+			     "cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope");
+	thps_hist_add(&c->hist, &g, 3);
+	c = thps_scan_cgroup(s, 500, "/kubepods/besteffort/pod0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b\"x");
+	thps_hist_add(&c->hist, &g, 3);
 	if (with_gone) {
 		c = thps_scan_cgroup(s, 300, "/gone.scope");
 		thps_hist_add(&c->hist, &g, 0);
@@ -319,6 +327,50 @@ START_TEST(test_top_cgroups_bound)
 }
 END_TEST
 
+/* Kubernetes info series: one per exported cgroup kubelet's layout names, pod cgroups without
+ * a container id, never more than --metrics-max-cgroups of them, none for other cgroups. */
+START_TEST(test_k8s_cgroup_info)
+{
+	struct thps_scan s;
+	struct thps_geometry g;
+	struct thps_metrics_input in = {.version = "t", .max_cgroups = 10};
+	char *a = NULL, *p;
+	unsigned n = 0;
+
+	thps_geometry_default(&g);
+	thps_scan_init(&s, &g);
+	for (unsigned i = 0; i < 100; i++) {
+		char path[256];
+		struct thps_cgroup_stats *c;
+
+		snprintf(path, sizeof(path), "/kubepods/burstable/pod%08x-1b3d-4e5f-8a9b-0c1d2e3f4a5b%s",
+			 i, i % 2 ? "" : "/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+		c = thps_scan_cgroup(&s, 1000 + i, path);
+		for (unsigned k = 0; k <= i; k++)
+			thps_hist_add(&c->hist, &g, 0);
+	}
+	thps_hist_add(&thps_scan_cgroup(&s, 5000, "/system.slice/x.service")->hist, &g, 0);
+	thps_scan_finish(&s, 0);
+	in.scan = &s;
+	ck_assert_int_gt(thps_metrics_format_alloc(&in, 4 << 20, &a), 0);
+	for (p = a; (p = strstr(p, "\nthpshrink_cgroup_info{")); p++)
+		n++;
+	ck_assert_uint_eq(n, 10);
+	ck_assert_ptr_nonnull(strstr(
+	    a, "\nthpshrink_cgroup_info{cgroup=\"/kubepods/burstable/pod00000063-1b3d-4e5f-8a9b-"
+	       "0c1d2e3f4a5b\",inode=\"1099\",pod_uid=\"00000063-1b3d-4e5f-8a9b-0c1d2e3f4a5b\","
+	       "container_id=\"\",qos_class=\"burstable\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(
+	    a, ",inode=\"1098\",pod_uid=\"00000062-1b3d-4e5f-8a9b-0c1d2e3f4a5b\",container_id=\""
+	       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",qos_class=\""
+	       "burstable\"} 1\n"));
+	ck_assert_ptr_null(strstr(a, "inode=\"1089\""));
+	ck_assert_ptr_null(strstr(a, "thpshrink_cgroup_info{cgroup=\"/system.slice"));
+	free(a);
+	thps_scan_free(&s);
+}
+END_TEST
+
 START_TEST(test_parse_listen)
 {
 	struct sockaddr_storage ss;
@@ -460,6 +512,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_hostile_cgroup_names);
 	tcase_add_test(tc, test_top_cgroups_bound);
+	tcase_add_test(tc, test_k8s_cgroup_info);
 	tcase_add_test(tc, test_parse_listen);
 	tcase_add_test(tc, test_procev_parse);
 	suite_add_tcase(s, tc);

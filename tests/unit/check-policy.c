@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pjson.h"
+#include "k8s.h"
 #include "policy.h"
 #include "units.h"
 #include "test-main.h"
@@ -251,7 +252,7 @@ END_TEST
 START_TEST(test_error_keys)
 {
 	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\", \"pod\": \"x\"}}",
-		      "t.json:1:40: match.pod: unknown key; expected one of: cgroup, container",
+		      "t.json:1:40: match.pod: unknown key; expected one of: cgroup, container, pod_uid, qos_class",
 		      NULL);
 	expect_errors("{\"name\": \"a\",\n \"name\": \"b\", \"match\": {\"cgroup\": \"/\"}}",
 		      "t.json:2:2: name: duplicate key (first at line 1, column 2)", NULL);
@@ -388,6 +389,72 @@ START_TEST(test_match_specificity)
 	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db-in-k8s"), "db-in-k8s");
 	ck_assert_ptr_nonnull(thps_policy_find(set, "k8s"));
 	ck_assert_ptr_null(thps_policy_find(set, "nope"));
+	thps_policy_set_free(set);
+}
+END_TEST
+
+/* Kubernetes selectors (k8s.h): qos_class and pod_uid match only cgroups kubelet's layout
+ * names, under either driver; a look-alike path matches neither; pod_uid beats qos_class, which
+ * beats any cgroup glob. */
+#define PU  "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b"
+#define PU_ "0f6e2a4c_1b3d_4e5f_8a9b_0c1d2e3f4a5b"
+#define CID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+START_TEST(test_match_kubernetes)
+{
+	struct thps_policy_set *set =
+	    load_text("{\"policies\": [\n"
+		      "{\"name\": \"all\", \"match\": {\"cgroup\": \"/kubepods/*\"}},\n"
+		      "{\"name\": \"gu\", \"match\": {\"qos_class\": \"guaranteed\"}, \"mode\": "
+		      "\"observe\"},\n"
+		      "{\"name\": \"be\", \"match\": {\"qos_class\": [\"besteffort\"]}, \"mode\": "
+		      "\"enforce\"},\n"
+		      "{\"name\": \"one\", \"match\": {\"pod_uid\": \"" PU
+		      "\", \"qos_class\": \"burstable\"}},\n"
+		      "{\"name\": \"cgfs-be\", \"match\": {\"cgroup\": \"/kubepods/besteffort/*\", "
+		      "\"qos_class\": \"besteffort\"}}\n"
+		      "]}");
+	const struct thps_policy *p;
+
+	ck_assert_uint_eq(set->policies[1].match_qos_mask, 1U << THPS_K8S_QOS_GUARANTEED);
+	ck_assert_uint_eq(set->policies[3].n_match_pod_uid, 1);
+	/* systemd driver, all three classes */
+	ck_assert_str_eq(
+	    MATCH(set, "/kubepods.slice/kubepods-pod" PU_ ".slice/cri-containerd-" CID ".scope",
+		  NULL),
+	    "gu");
+	p = thps_policy_match(
+	    set,
+	    "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" PU_
+	    ".slice/crio-" CID ".scope",
+	    NULL);
+	ck_assert_str_eq(p->name, "be");
+	ck_assert_int_eq(p->mode, THPS_MODE_ENFORCE);
+	ck_assert_str_eq(MATCH(set,
+			       "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" PU_
+			       ".slice",
+			       NULL),
+			 "one");
+	ck_assert_str_eq(MATCH(set,
+			       "/kubepods.slice/kubepods-burstable.slice/"
+			       "kubepods-burstable-pod11111111_2222_3333_4444_555555555555.slice",
+			       NULL),
+			 "(builtin)"); /* another pod: no selector names it */
+	/* cgroupfs driver: the qos selector plus a cgroup glob is more specific than qos alone */
+	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/pod" PU "/" CID, NULL), "be");
+	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/pod" PU, NULL), "cgfs-be");
+	ck_assert_str_eq(MATCH(set, "/kubepods/pod" PU "/" CID, NULL), "gu");
+	/* look-alikes: no Kubernetes identity, so no Kubernetes selector matches */
+	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/podx", NULL), "(builtin)");
+	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort", NULL), "all");
+	ck_assert_str_eq(MATCH(set,
+			       "/user.slice/user-1000.slice/user@1000.service/kubepods.slice/"
+			       "kubepods-pod" PU_ ".slice",
+			       NULL),
+			 "(builtin)");
+	ck_assert_str_eq(MATCH(set, "/kubepods", NULL), "(builtin)");
+	ck_assert_str_eq(MATCH(set, NULL, NULL), "(builtin)");
+	/* a registration naming a policy still wins */
+	ck_assert_str_eq(MATCH(set, "/kubepods/pod" PU, "be"), "be");
 	thps_policy_set_free(set);
 }
 END_TEST
@@ -867,6 +934,7 @@ static Suite *policy_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("match");
 	tcase_add_test(tc, test_match_specificity);
+	tcase_add_test(tc, test_match_kubernetes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dir");
 	tcase_add_checked_fixture(tc, setup_dir, teardown_dir);

@@ -295,6 +295,34 @@ START_TEST(test_mthp_golden)
 }
 END_TEST
 
+/* kubelet's cgroups in the JSON report: a CRI-O container under systemd (pod, QoS, id), a
+ * pod's own cgroup under cgroupfs (no container id), and a look-alike with a malformed UID
+ * (no "kubernetes" object). The golden file is also checked against the schema. */
+START_TEST(test_k8s_golden)
+{
+	struct thps_scan s;
+	struct thps_geometry g;
+	struct thps_report_opts o = opts_for(0);
+
+	thps_geometry_default(&g);
+	thps_scan_init(&s, &g);
+	add_thps(&s,
+		 thps_scan_cgroup(
+		     &s, 3001,
+		     "/kubepods.slice/kubepods-burstable.slice/"
+		     "kubepods-burstable-pod0f6e2a4c_1b3d_4e5f_8a9b_0c1d2e3f4a5b.slice/"
+		     "crio-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope"),
+		 10, 3);
+	add_thps(&s, thps_scan_cgroup(&s, 3002, "/kubepods/pod0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b"),
+		 10, 2);
+	add_thps(&s, thps_scan_cgroup(&s, 3003, "/kubepods/besteffort/pod0f6e2a4c-1b3d-4e5f-8a9b"),
+		 10, 1);
+	thps_scan_finish(&s, 0);
+	render_and_check(&s, &o, JSON, "k8s.json");
+	thps_scan_free(&s);
+}
+END_TEST
+
 /* The RFC's buckets scaled to any folio size: min(utilized * 10 / nr, 9). */
 START_TEST(test_bucket_n)
 {
@@ -483,6 +511,7 @@ static Suite *report_suite(void)
 	TCase *tc = tcase_create("formatters");
 
 	tcase_add_test(tc, test_multi_golden);
+	tcase_add_test(tc, test_k8s_golden);
 	tcase_add_test(tc, test_cut_no_kernel_golden);
 	tcase_add_test(tc, test_empty_golden);
 	tcase_add_test(tc, test_kernel_only_golden);
