@@ -4,7 +4,8 @@
  *   dense:  --dense-mb MiB, every page written: a random cyclic pointer chase over its 64-byte
  *           lines plus a checksum pattern (what a promote must turn into THPs);
  *   sparse: --sparse-mb MiB, one page in 8 written (a collapse would fill 7/8 with zeros);
- *   zero:   --zero-mb MiB, only read: mapped to the shared zero page.
+ *   zero:   --zero-mb MiB, only read: mapped to the shared zero page;
+ *   empty:  --empty-mb MiB, never touched (a reservation: what the finders' cost is about).
  * It prints "ready pid=... <range> ..." and then, when told (SIGUSR1, or --promote CMD run
  * here with THPS_TARGET_PID set), looks at itself again: THP bytes and Rss of each range from
  * its own smaps, RssAnon, the data, and (--measure SECS) dependent random reads per second
@@ -33,7 +34,8 @@ struct range {
 	uint64_t len;
 };
 
-static struct range dense = {.name = "dense"}, sparse = {.name = "sparse"}, zero = {.name = "zero"};
+static struct range dense = {.name = "dense"}, sparse = {.name = "sparse"}, zero = {.name = "zero"},
+		    empty = {.name = "empty"};
 static uint64_t page_size;
 static uint64_t chase_lines, chase_sum;
 static volatile sig_atomic_t go;
@@ -217,15 +219,15 @@ static void print_state(const char *when)
  * (so they stay three VMAs). */
 static int map_ranges(void)
 {
-	uint64_t total = dense.len + sparse.len + zero.len + 4 * THP;
+	uint64_t total = dense.len + sparse.len + zero.len + empty.len + 4 * THP;
 	uint8_t *base = mmap(NULL, total + THP, PROT_NONE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), *p;
-	struct range *rs[] = {&dense, &sparse, &zero};
+	struct range *rs[] = {&dense, &sparse, &zero, &empty};
 
 	if (base == MAP_FAILED)
 		return -1;
 	p = (uint8_t *)(((uintptr_t)base + THP - 1) & ~(uintptr_t)(THP - 1));
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 4; i++) {
 		if (!rs[i]->len)
 			continue;
 		if (mprotect(p, rs[i]->len, PROT_READ | PROT_WRITE) < 0)
@@ -239,13 +241,13 @@ static int map_ranges(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: thpshrink-dense [--dense-mb N] [--sparse-mb N] [--zero-mb N] "
-			"[--thp-disable] [--measure SECS] [--promote CMD | --wait]\n");
+			"[--empty-mb N] [--thp-disable] [--measure SECS] [--promote CMD | --wait]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t dense_mb = 512, sparse_mb = 64, zero_mb = 64;
+	uint64_t dense_mb = 512, sparse_mb = 64, zero_mb = 64, empty_mb = 0;
 	double secs = 0, before = 0, after = 0, t0;
 	const char *promote = NULL;
 	bool wait_sig = false, thp_disable = false;
@@ -265,6 +267,8 @@ int main(int argc, char **argv)
 			dense_mb = strtoull(v, NULL, 10), i++;
 		else if (!strcmp(a, "--sparse-mb"))
 			sparse_mb = strtoull(v, NULL, 10), i++;
+		else if (!strcmp(a, "--empty-mb"))
+			empty_mb = strtoull(v, NULL, 10), i++;
 		else if (!strcmp(a, "--zero-mb"))
 			zero_mb = strtoull(v, NULL, 10), i++;
 		else if (!strcmp(a, "--measure"))
@@ -275,12 +279,13 @@ int main(int argc, char **argv)
 			usage();
 	}
 	if (!dense_mb || dense_mb % 2 || sparse_mb % 2 || zero_mb % 2 || dense_mb > 65536 ||
-	    sparse_mb > 65536 || zero_mb > 65536)
+	    sparse_mb > 65536 || zero_mb > 65536 || empty_mb > (UINT64_C(1) << 24))
 		usage();
 	page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	dense.len = dense_mb * MIB;
 	sparse.len = sparse_mb * MIB;
 	zero.len = zero_mb * MIB;
+	empty.len = empty_mb * MIB;
 	signal(SIGUSR1, on_usr1);
 	if (thp_disable && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0) {
 		perror("PR_SET_THP_DISABLE");
