@@ -18,6 +18,7 @@
 #include "http.h"
 #include "manager.h"
 #include "metrics.h"
+#include "promote.h"
 #include "recollapse.h"
 #include "registrations.h"
 #include "scan-memo.h"
@@ -38,6 +39,15 @@ struct crecord {
 	    split;		  /* ranges the daemon split, to catch khugepaged rebuilding them */
 	uint64_t recollapsed;	  /* THPs rebuilt after a split, since the start */
 	uint64_t recollapse_debt; /* their bytes, not yet charged to the engine */
+	struct thps_promoted promoted; /* whole THPs the daemon made: the split leaves them */
+	struct crecord_promote {
+		uint64_t ranges, bytes; /* collapsed since the start */
+		uint64_t pass;		/* manager's promote pass these figures are from */
+		uint64_t pass_found, pass_collapsed, pass_bytes;
+		uint64_t opportunity_bytes; /* dense bytes still in small pages (last pass) */
+		bool looked;		    /* a promote policy matched it */
+		char why[240];		    /* why promoted or not, for explain */
+	} prom;
 };
 
 /* One collection, run either inline (--once) or on the scan thread: it reads only its job. */
@@ -97,6 +107,15 @@ struct manager {
 	pid_t pending[PENDING_PIDS_MAX];
 	size_t n_pending;
 	char last_action[160];
+	/* promote (promote-pass.c) */
+	uint64_t promote_pass;
+	uint64_t promote_failures[THPS_PROMOTE_FAIL_MAX];
+	struct {
+		pid_t pid;
+		uint64_t starttime;
+	} promote_refused[256]; /* processes that said no (EINVAL/EPERM): never asked again */
+	size_t n_promote_refused, promote_refused_next;
+	bool promote_warned;
 };
 
 static inline uint64_t now_mono_usec(void)
@@ -126,6 +145,11 @@ void pass_finish(struct manager *m, struct scan_job *j);
 /* Decides and acts for every cgroup of m->scan, then drops the records of cgroups removed.
  * now is the wall-clock time recorded per cgroup. */
 void pass_decide(struct manager *m, time_t now);
+
+/* promote-pass.c */
+/* Promotes the dense memory of the cgroups whose policy has "promote", within each one's
+ * budget per pass; observe policies only find. Marks the records it touches as seen. */
+void pass_promote(struct manager *m);
 
 /* publish.c */
 /* The metrics (HTTP, textfile) and status.json from the records. Returns 0 or -errno, logged. */

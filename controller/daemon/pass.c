@@ -57,6 +57,7 @@ static void records_prune(struct manager *m)
 		if (!m->rec[i].seen && !cgroup_exists(m, m->rec[i].path)) {
 			free(m->rec[i].path);
 			thps_recollapse_clear(&m->rec[i].split);
+			thps_promoted_clear(&m->rec[i].promoted);
 			continue;
 		}
 		m->rec[j++] = m->rec[i];
@@ -69,6 +70,7 @@ void records_free(struct manager *m)
 	for (size_t i = 0; i < m->n_rec; i++) {
 		free(m->rec[i].path);
 		thps_recollapse_clear(&m->rec[i].split);
+		thps_promoted_clear(&m->rec[i].promoted);
 	}
 	free(m->rec);
 	m->rec = NULL;
@@ -192,7 +194,7 @@ static void decide_and_act(struct manager *m, time_t now)
 			 c->partial_unmapped_bytes, dglue_action_name(d.action), d.reason);
 		if (d.act) {
 			a = d.action;
-			r = dglue_act(&m->ctx, &m->scan, c, &d, &rec->split, &res);
+			r = dglue_act(&m->ctx, &m->scan, c, &d, &rec->split, &rec->promoted, &res);
 			rec->act[a].count++;
 			rec->act[a].bytes_requested += res.requested;
 			rec->act[a].bytes_given_back += res.given_back;
@@ -245,6 +247,7 @@ void pass_decide(struct manager *m, time_t now)
 		m->rec[i].seen = false;
 	thps_scan_sort(&m->scan);
 	decide_and_act(m, now);
+	pass_promote(m);
 	records_prune(m);
 }
 

@@ -142,8 +142,9 @@ static void verify(const struct thps_ctx *ctx, const struct thps_geometry *g, pi
 
 /* Collapses addrs[0..n) of the process behind pidfd; err[i] gets each one's answer. Returns 0,
  * or -errno when the process cannot be advised at all. */
-static int collapse(int pidfd, pid_t pid, const struct thps_geometry *g, const uint64_t *addrs,
-		    int *err, size_t n, struct thps_promote_result *res)
+static int collapse(int pidfd, pid_t pid, uint64_t starttime, const struct thps_geometry *g,
+		    const struct thps_promote_opts *opts, const uint64_t *addrs, int *err, size_t n,
+		    struct thps_promote_result *res)
 {
 	size_t done = 0;
 
@@ -165,6 +166,8 @@ static int collapse(int pidfd, pid_t pid, const struct thps_geometry *g, const u
 			switch (err[i]) {
 			case 0:
 				res->ranges_collapsed++;
+				if (opts->collapsed)
+					opts->collapsed(opts->userdata, pid, starttime, addrs[i]);
 				break;
 			case -EAGAIN:
 			case -ENOMEM:
@@ -268,7 +271,7 @@ int thps_promote_pid(const struct thps_ctx *ctx, const struct thps_geometry *g, 
 		goto out;
 	}
 	t0 = now_ns();
-	r = collapse(pidfd, pid, g, c.addrs, err, c.n, res);
+	r = collapse(pidfd, pid, start, g, opts, c.addrs, err, c.n, res);
 	res->collapse_ns += now_ns() - t0;
 	if (r == 0 && opts->verify)
 		verify(ctx, g, pid, c.addrs, err, c.n, res);

@@ -29,6 +29,9 @@ struct thps_promote_opts {
 	bool use_scan;		  /* try PAGEMAP_SCAN (else the pagemap fallback) */
 	uint64_t fallback_budget; /* pagemap fallback: address space looked at per process */
 	bool verify;		  /* look at each collapsed range afterwards (kpageflags) */
+	/* called for each range collapsed (optional): the daemon remembers what it promoted */
+	void (*collapsed)(void *userdata, pid_t pid, uint64_t pid_starttime, uint64_t addr);
+	void *userdata;
 };
 
 struct thps_promote_result {
