@@ -45,8 +45,13 @@ struct crecord {
 		uint64_t pass;		/* manager's promote pass these figures are from */
 		uint64_t pass_found, pass_collapsed, pass_bytes;
 		uint64_t opportunity_bytes; /* dense bytes still in small pages (last pass) */
+		uint64_t pass_not_asked;    /* processes: PR_SET_THP_DISABLE, refused before */
 		bool looked;		    /* a promote policy matched it */
-		char why[240];		    /* why promoted or not, for explain */
+		bool observe;		    /* the policy observes: found, not collapsed */
+		uint64_t max_bytes;	    /* the policy's max_bytes_per_pass */
+		char policy[72];
+		char note[200]; /* the first failure or stop of the pass */
+		char why[400];	/* why promoted or not, for explain */
 	} prom;
 };
 

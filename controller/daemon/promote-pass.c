@@ -45,7 +45,8 @@ static void on_collapsed(void *userdata, pid_t pid, uint64_t starttime, uint64_t
 }
 
 /* The record of cgroup path, its per-pass promote figures reset on its first process. */
-static struct crecord *record_for(struct manager *m, const char *path)
+static struct crecord *record_for(struct manager *m, const char *path,
+				  const struct dglue_promote_plan *plan, bool observe)
 {
 	struct crecord *rec = record_get(m, path);
 
@@ -56,9 +57,13 @@ static struct crecord *record_for(struct manager *m, const char *path)
 		rec->prom.pass = m->promote_pass;
 		rec->prom.pass_found = rec->prom.pass_collapsed = rec->prom.pass_bytes = 0;
 		rec->prom.opportunity_bytes = 0;
-		rec->prom.why[0] = 0;
+		rec->prom.pass_not_asked = 0;
+		rec->prom.note[0] = 0;
 	}
 	rec->prom.looked = true;
+	rec->prom.observe = observe;
+	rec->prom.max_bytes = plan->max_bytes;
+	snprintf(rec->prom.policy, sizeof(rec->prom.policy), "%s", plan->policy);
 	return rec;
 }
 
@@ -68,7 +73,7 @@ static int promote_process(struct manager *m, pid_t pid, const char *path,
 			   const struct dglue_promote_plan *plan, bool observe)
 {
 	const uint64_t thp = m->geom.thp_size;
-	struct crecord *rec = record_for(m, path);
+	struct crecord *rec = record_for(m, path, plan, observe);
 	struct thps_promote_result res = {};
 	struct thps_promote_opts opts;
 	uint64_t start;
@@ -79,9 +84,7 @@ static int promote_process(struct manager *m, pid_t pid, const char *path,
 	if (thps_proc_starttime(&m->ctx, pid, &start) < 0)
 		return 0;
 	if (refused_before(m, pid, start)) {
-		snprintf(rec->prom.why, sizeof(rec->prom.why),
-			 "policy '%s': process %d refused before (EINVAL/EPERM): not asked again",
-			 plan->policy, (int)pid);
+		rec->prom.pass_not_asked++;
 		return 0;
 	}
 	opts = (struct thps_promote_opts){
@@ -93,9 +96,8 @@ static int promote_process(struct manager *m, pid_t pid, const char *path,
 	    .userdata = rec,
 	};
 	if (!observe && !opts.max_bytes) {
-		snprintf(rec->prom.why, sizeof(rec->prom.why),
-			 "policy '%s': the pass's budget (max_bytes_per_pass %" PRIu64 ") is spent",
-			 plan->policy, plan->max_bytes);
+		snprintf(rec->prom.note, sizeof(rec->prom.note),
+			 "the pass's budget is spent: the rest waits for the next pass");
 		return 0;
 	}
 	r = thps_promote_pid(&m->ctx, &m->geom, pid, &opts, &res);
@@ -104,8 +106,8 @@ static int promote_process(struct manager *m, pid_t pid, const char *path,
 			log_warning_errno(r, "cgroup '%s': cannot promote process %d: %m", path,
 					  (int)pid);
 		m->promote_warned = true;
-		snprintf(rec->prom.why, sizeof(rec->prom.why), "policy '%s': cannot promote: %s",
-			 plan->policy, strerror(-r));
+		snprintf(rec->prom.note, sizeof(rec->prom.note), "cannot promote: %s",
+			 strerror(-r));
 		return r == -EPERM || r == -ENOSYS ? 1 : 0;
 	}
 	rec->prom.pass_found += res.ranges_found;
@@ -118,19 +120,9 @@ static int promote_process(struct manager *m, pid_t pid, const char *path,
 		m->promote_failures[i] += res.failures[i];
 	if (res.failures[THPS_PROMOTE_FAIL_REFUSED] || res.failures[THPS_PROMOTE_FAIL_DISABLED])
 		remember_refused(m, pid, start);
-	if (observe)
-		snprintf(rec->prom.why, sizeof(rec->prom.why),
-			 "policy '%s' observes: %" PRIu64 " dense bytes would be promoted",
-			 plan->policy, rec->prom.pass_found * thp);
-	else if (res.note[0])
-		snprintf(rec->prom.why, sizeof(rec->prom.why), "policy '%.64s': %.160s",
-			 plan->policy, res.note);
-	else
-		snprintf(rec->prom.why, sizeof(rec->prom.why),
-			 "policy '%s': %" PRIu64 " dense ranges found, %" PRIu64
-			 " promoted this pass (max_bytes_per_pass %" PRIu64 ")",
-			 plan->policy, rec->prom.pass_found, rec->prom.pass_collapsed,
-			 plan->max_bytes);
+	rec->prom.pass_not_asked += res.failures[THPS_PROMOTE_FAIL_DISABLED];
+	if (res.note[0] && !rec->prom.note[0])
+		snprintf(rec->prom.note, sizeof(rec->prom.note), "%.190s", res.note);
 	if (res.ranges_collapsed)
 		log_info("cgroup '%s': promoted %" PRIu64 " dense ranges of process %d (%" PRIu64
 			 " bytes) into THPs",
@@ -140,6 +132,30 @@ static int promote_process(struct manager *m, pid_t pid, const char *path,
 		return 1;
 	}
 	return 0;
+}
+
+/* The cgroup's word for explain, once the step has seen all its processes. */
+static void compose_why(const struct manager *m, struct crecord *rec)
+{
+	struct crecord_promote *p = &rec->prom;
+	char asked[96] = "";
+
+	if (p->pass_not_asked)
+		snprintf(asked, sizeof(asked),
+			 "; %" PRIu64
+			 " processes not asked (PR_SET_THP_DISABLE, or refused before)",
+			 p->pass_not_asked);
+	if (p->observe)
+		snprintf(p->why, sizeof(p->why),
+			 "policy '%.64s' observes: %" PRIu64
+			 " dense bytes found, not promoted (mode enforce promotes)%s",
+			 p->policy, p->pass_found * m->geom.thp_size, asked);
+	else
+		snprintf(p->why, sizeof(p->why),
+			 "policy '%.64s': %" PRIu64 " dense ranges found, %" PRIu64
+			 " promoted this pass (max_bytes_per_pass %" PRIu64 ")%s%s%.100s",
+			 p->policy, p->pass_found, p->pass_collapsed, p->max_bytes, asked,
+			 p->note[0] ? "; " : "", p->note);
 }
 
 /* A small per-pass cache of cgroup -> plan: a cgroup holds many processes. */
@@ -209,4 +225,7 @@ void pass_promote(struct manager *m)
 		if (promote_process(m, (pid_t)v, path, &plan, observe))
 			break;
 	}
+	for (size_t i = 0; i < m->n_rec; i++)
+		if (m->rec[i].prom.looked && m->rec[i].prom.pass == m->promote_pass)
+			compose_why(m, &m->rec[i]);
 }

@@ -281,8 +281,9 @@ out:
 }
 
 /* Calls fn for each process in cgroup or below it. Returns 0 or fn's first error. */
-static int each_pid_in(const struct thps_ctx *ctx, const char *cgroup,
-		       int (*fn)(const struct thps_ctx *, pid_t, void *), void *userdata)
+static int each_pid_in(const struct thps_ctx *ctx, const char *cgroup, pid_t only,
+		       int (*fn)(const struct thps_ctx *, pid_t, const char *, void *),
+		       void *userdata)
 {
 	_cleanup_closedir_ DIR *d = opendir(ctx->proc_root);
 	struct dirent *de;
@@ -295,13 +296,14 @@ static int each_pid_in(const struct thps_ctx *ctx, const char *cgroup,
 		uint64_t v;
 		int r;
 
-		if (parse_u64(de->d_name, &v) < 0 || v == 0 || v > INT32_MAX)
+		if (parse_u64(de->d_name, &v) < 0 || v == 0 || v > INT32_MAX ||
+		    (only && (pid_t)v != only))
 			continue;
 		if (read_file_at(1 << 16, &text, ctx->proc_root, "%s/cgroup", de->d_name) < 0 ||
 		    thps_proc_cgroup_v2_path(text, cg, sizeof(cg)) < 0 ||
 		    thps_cgroup_path_within(cg, cgroup) != 1)
 			continue;
-		r = fn(ctx, (pid_t)v, userdata);
+		r = fn(ctx, (pid_t)v, cg, userdata);
 		if (r < 0)
 			return r;
 	}
@@ -314,7 +316,7 @@ struct cgroup_run {
 	struct thps_promote_result *res;
 };
 
-static int promote_one(const struct thps_ctx *ctx, pid_t pid, void *userdata)
+static int promote_one(const struct thps_ctx *ctx, pid_t pid, const char *cgroup, void *userdata)
 {
 	struct cgroup_run *run = userdata;
 
@@ -329,29 +331,39 @@ int thps_promote_cgroup(const struct thps_ctx *ctx, const struct thps_geometry *
 {
 	struct cgroup_run run = {g, opts, res};
 
-	return each_pid_in(ctx, cgroup, promote_one, &run);
+	return each_pid_in(ctx, cgroup, 0, promote_one, &run);
 }
 
-static int opportunity_one(const struct thps_ctx *ctx, pid_t pid, void *userdata)
-{
-	struct cgroup_run *run = userdata;
+struct dense_run {
+	const struct thps_geometry *g;
+	void (*fn)(void *userdata, const char *cgroup, uint64_t bytes);
+	void *userdata;
+};
 
-	if (thp_disabled(ctx, pid) != 0)
-		return 0; /* it said no, or it is gone: no opportunity */
-	return thps_promote_pid(ctx, run->g, pid, run->opts, run->res);
-}
-
-int thps_promote_opportunity(const struct thps_ctx *ctx, const struct thps_geometry *g,
-			     const char *cgroup, uint64_t *ret_bytes)
+static int dense_one(const struct thps_ctx *ctx, pid_t pid, const char *cgroup, void *userdata)
 {
+	struct dense_run *run = userdata;
 	struct thps_promote_opts opts = {
 	    .dry_run = true, .use_scan = true, .fallback_budget = UINT64_C(64) << 30};
 	struct thps_promote_result res = {};
-	struct cgroup_run run = {g, &opts, &res};
-	int r = each_pid_in(ctx, cgroup, opportunity_one, &run);
+	int r;
 
+	if (thp_disabled(ctx, pid) != 0)
+		return 0; /* it said no, or it is gone: no opportunity */
+	r = thps_promote_pid(ctx, run->g, pid, &opts, &res);
 	if (r < 0)
-		return r;
-	*ret_bytes = res.ranges_found * g->thp_size;
+		return r == -EACCES || r == -EPERM ? 0 : r;
+	if (res.ranges_found)
+		run->fn(run->userdata, cgroup, res.ranges_found * run->g->thp_size);
 	return 0;
+}
+
+int thps_promote_dense(const struct thps_ctx *ctx, const struct thps_geometry *g,
+		       const char *cgroup, pid_t pid,
+		       void (*fn)(void *userdata, const char *cgroup, uint64_t bytes),
+		       void *userdata)
+{
+	struct dense_run run = {g, fn, userdata};
+
+	return each_pid_in(ctx, cgroup ? cgroup : "/", pid, dense_one, &run);
 }

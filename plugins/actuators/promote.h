@@ -62,7 +62,11 @@ int thps_promote_cgroup(const struct thps_ctx *ctx, const struct thps_geometry *
 			const char *cgroup, const struct thps_promote_opts *opts,
 			struct thps_promote_result *res);
 
-/* Bytes of dense memory still in small pages in cgroup (the promotion opportunity): a finder
- * walk of each process, nothing collapsed. Returns 0 or -errno. */
-int thps_promote_opportunity(const struct thps_ctx *ctx, const struct thps_geometry *g,
-			     const char *cgroup, uint64_t *ret_bytes);
+/* The dense memory still in small pages (the promotion opportunity) of each process in cgroup
+ * (NULL: all) or of pid alone (0: any): a finder walk, nothing collapsed; fn gets the process's
+ * cgroup and its dense bytes, for each process that has some (PR_SET_THP_DISABLE ones have
+ * none). Returns 0 or -errno. */
+int thps_promote_dense(const struct thps_ctx *ctx, const struct thps_geometry *g,
+		       const char *cgroup, pid_t pid,
+		       void (*fn)(void *userdata, const char *cgroup, uint64_t bytes),
+		       void *userdata);
