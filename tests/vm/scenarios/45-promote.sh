@@ -65,6 +65,11 @@ for mode in never madvise; do
 	dense_start $TG tgt && dense_start $TG dis --thp-disable && dense_start $SB sib ||
 		{ vm_fail $mode.cli.start "a workload did not start"; continue; }
 	MC0=$(vm_mem_current $TG) SMC0=$(vm_mem_current $SB)
+	# the report shows the opportunity: the target's dense memory (the PR_SET_THP_DISABLE
+	# process has none to offer)
+	thpshrink report --cgroup /thps-pr-$mode >$D/report0.out 2>&1
+	vm_check $mode.report.before "$(grep 'dense in small pages' $D/report0.out | head -1)" \
+		grep -q "dense in small pages .*($((DMB << 20)) bytes)" $D/report0.out
 	T0=$(vm_uptime)
 	thpshrink promote --cgroup /thps-pr-$mode >$D/cli.out 2>&1
 	rc=$?
@@ -81,6 +86,9 @@ for mode in never madvise; do
 	fi
 	vm_check $mode.cli.memory "memory.current $MC0 -> $MC1 (<= +1 %)" [ $(((MC1 - MC0) * 100)) -le "$MC0" ]
 	vm_check $mode.cli.sibling-memory "sibling memory.current $SMC0 -> $SMC1 (<= +1 %)" [ $(((SMC1 - SMC0) * 100)) -le "$SMC0" ]
+	thpshrink report --cgroup /thps-pr-$mode >$D/report1.out 2>&1
+	vm_check $mode.report.after "$(grep 'dense in small pages' $D/report1.out | head -1)" \
+		grep -q "dense in small pages .*(0 bytes)" $D/report1.out
 	dense_finish tgt; dense_finish dis; dense_finish sib
 	check_workloads $mode.cli
 	rmdir $TG $SB 2>/dev/null
