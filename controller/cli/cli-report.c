@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "cli.h"
 #include "fileio.h"
 #include "log.h"
@@ -250,9 +251,12 @@ static void dense_add(void *userdata, const char *cgroup, uint64_t bytes)
 static void add_dense(const struct thps_ctx *ctx, const struct report_args *a,
 		      struct thps_scan *scan)
 {
-	struct dense_fill df = {ctx, scan};
+	struct thps_ctx cg_ctx = *ctx;
+	struct dense_fill df = {&cg_ctx, scan};
 	int r;
 
+	/* a cgroup with dense memory and no THP is not in the scan: found by its directory */
+	(void)thps_cgroups_find_mount(&cg_ctx);
 	for (size_t i = 0; i < scan->n_cgroups; i++)
 		scan->cgroups[i].have_dense = true;
 	scan->total.have_dense = true;

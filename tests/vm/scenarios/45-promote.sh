@@ -68,6 +68,7 @@ for mode in never madvise; do
 	# the report shows the opportunity: the target's dense memory (the PR_SET_THP_DISABLE
 	# process has none to offer)
 	thpshrink report --cgroup /thps-pr-$mode >$D/report0.out 2>&1
+	grep -iE 'error|fail|dense' $D/report0.out | head -5 | sed 's/^/# report: /'
 	vm_check $mode.report.before "$(grep 'dense in small pages' $D/report0.out | head -1)" \
 		grep -q "dense in small pages .*($((DMB << 20)) bytes)" $D/report0.out
 	T0=$(vm_uptime)
