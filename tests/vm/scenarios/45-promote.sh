@@ -71,6 +71,10 @@ for mode in never madvise; do
 	grep -iE 'error|fail|dense' $D/report0.out | head -5 | sed 's/^/# report: /'
 	vm_check $mode.report.before "$(grep 'dense in small pages' $D/report0.out | head -1)" \
 		grep -q "dense in small pages .*($((DMB << 20)) bytes)" $D/report0.out
+	# the pagemap finder (the only one before 6.7) keeps to its budget: 8 MiB looked at
+	thpshrink promote --pid $tgt_PID --dry-run --finder pagemap --fallback-budget 8M >$D/budget.out 2>&1
+	vm_check $mode.fallback-budget "$(grep '^finder:' $D/budget.out)" \
+		grep -q '^finder: pagemap, 1 processes, looked at 8388608 bytes.*stopped at --fallback-budget' $D/budget.out
 	T0=$(vm_uptime)
 	thpshrink promote --cgroup /thps-pr-$mode >$D/cli.out 2>&1
 	rc=$?
