@@ -3,7 +3,7 @@
 # and THP=madvise. In the target cgroup a thpshrink-dense workload (it never madvises: no THP of
 # its own) holds 32 MiB of dense memory, 8 MiB sparse (1 page in 8) and 8 MiB zero-page (read
 # only); beside it in the same cgroup a second one called PR_SET_THP_DISABLE; a sibling cgroup
-# holds a third. Checks: every dense range of the first becomes a THP, its sparse and zero-page
+# holds a third (the daemon's policy for it promotes but observes). Checks: every dense range of the first becomes a THP, its sparse and zero-page
 # ranges get none and keep their Rss, the PR_SET_THP_DISABLE process and the sibling get none,
 # the target's memory.current grows by <= 1 %, every workload's data verifies; the finder is
 # PAGEMAP_SCAN where the kernel has it (6.7+) and pagemap elsewhere (6.1).
@@ -105,6 +105,11 @@ for mode in never madvise; do
 { "name": "dense", "match": { "cgroup": "/thps-pd-$mode" }, "mode": "enforce",
   "promote": { "max_bytes_per_pass": "1G" } }
 JEOF
+	# the sibling's policy promotes too, but observes: it finds, and collapses nothing
+	cat >$D/pol-$mode/20-observe.json <<JEOF
+{ "name": "dense-observe", "match": { "cgroup": "/thps-pds-$mode" }, "mode": "observe",
+  "promote": { "max_bytes_per_pass": "1G" } }
+JEOF
 	chmod 644 $D/pol-$mode/*.json
 	TG=$(vm_cgroup_new thps-pd-$mode) SB=$(vm_cgroup_new thps-pds-$mode)
 	dense_start $TG tgt && dense_start $TG dis --thp-disable && dense_start $SB sib ||
@@ -130,6 +135,9 @@ JEOF
 	sleep 5 # one more pass: nothing more to promote, nothing split
 	thpshrink explain --state-dir $D/state-$mode /thps-pd-$mode >$D/explain.out 2>&1
 	sed -n 's/^/# explain: /p' $D/explain.out | grep -i promot
+	thpshrink explain --state-dir $D/state-$mode /thps-pds-$mode >$D/explain-obs.out 2>&1
+	vm_check $mode.daemon.explain-observe "$(grep '^promote:' $D/explain-obs.out | cut -c1-150)" \
+		grep -q "^promote: *policy 'dense-observe' observes: $((DMB << 20)) dense bytes found, not promoted" $D/explain-obs.out
 	vm_check $mode.daemon.explain "$(grep '^promote:' $D/explain.out | cut -c1-150)" grep -q "^promote: *policy 'dense'" $D/explain.out
 	vm_check $mode.daemon.once "promoted once: $(metric thpshrink_promoted_ranges_total "cgroup=\"/thps-pd-$mode\"") ranges after another pass" \
 		[ "$(metric thpshrink_promoted_ranges_total "cgroup=\"/thps-pd-$mode\"")" = $NR ]
