@@ -3,10 +3,12 @@
 # and THP=madvise. In the target cgroup a thpshrink-dense workload (it never madvises: no THP of
 # its own) holds 32 MiB of dense memory, 8 MiB sparse (1 page in 8) and 8 MiB zero-page (read
 # only); beside it in the same cgroup a second one called PR_SET_THP_DISABLE; a sibling cgroup
-# holds a third (the daemon's policy for it promotes but observes). Checks: every dense range of the first becomes a THP, its sparse and zero-page
-# ranges get none and keep their Rss, the PR_SET_THP_DISABLE process and the sibling get none,
-# the target's memory.current grows by <= 1 %, every workload's data verifies; the finder is
-# PAGEMAP_SCAN where the kernel has it (6.7+) and pagemap elsewhere (6.1).
+# holds a third (the daemon's policy for it promotes but observes). Checks: every dense range of
+# the first becomes a THP, its sparse and zero-page ranges get none and keep their Rss, the
+# PR_SET_THP_DISABLE process and the sibling get none, the target's memory.current grows by
+# <= 1 %, every workload's data verifies; the report shows the dense memory before and not
+# after; the finder is PAGEMAP_SCAN where the kernel has it (6.7+) and pagemap elsewhere (6.1),
+# which keeps to its budget.
 # vm-timeout: 900
 
 D=/tmp/thps-promote
