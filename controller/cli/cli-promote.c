@@ -196,9 +196,10 @@ static void print_json(const char *label, const struct promote_args *a,
 	       res->collapse_ns / 1e9, res->budget_hit ? "true" : "false");
 	printf(",\"range_bytes\":%" PRIu64 ",\"ranges_found\":%" PRIu64
 	       ",\"ranges_collapsed\":%" PRIu64 ",\"ranges_verified_thp\":%" PRIu64
-	       ",\"ranges_not_tried\":%" PRIu64 ",\"stopped_no_memory\":%s,\"failures\":{",
+	       ",\"ranges_not_tried\":%" PRIu64 ",\"ranges_retried\":%" PRIu64
+	       ",\"stopped_no_memory\":%s,\"failures\":{",
 	       g->thp_size, res->ranges_found, res->ranges_collapsed, res->ranges_verified,
-	       res->ranges_not_tried, res->stopped ? "true" : "false");
+	       res->ranges_not_tried, res->ranges_retried, res->stopped ? "true" : "false");
 	for (unsigned i = 0; i < THPS_PROMOTE_FAIL_MAX; i++)
 		printf("%s\"%s\":%" PRIu64, i ? "," : "", thps_promote_fail_name(i),
 		       res->failures[i]);
@@ -228,13 +229,13 @@ static void print_text(const char *label, const struct promote_args *a,
 	       res->ranges_found * g->thp_size);
 	if (!a->dry_run)
 		printf(", %" PRIu64 " collapsed in %.3f s, %" PRIu64 " THPs afterwards, %" PRIu64
-		       " not tried",
+		       " not tried, %" PRIu64 " asked again after EAGAIN",
 		       res->ranges_collapsed, res->collapse_ns / 1e9, res->ranges_verified,
-		       res->ranges_not_tried);
+		       res->ranges_not_tried, res->ranges_retried);
 	printf("\n");
 	printf("refused: %" PRIu64 " ranges by the kernel (EINVAL/EPERM: VM_NOHUGEPAGE or not "
 	       "eligible), %" PRIu64 " processes with PR_SET_THP_DISABLE (not asked), %" PRIu64
-	       " ranges without a free huge page (EAGAIN/ENOMEM%s), %" PRIu64 " other\n",
+	       " ranges without a free huge page (ENOMEM, or EAGAIN twice%s), %" PRIu64 " other\n",
 	       fl[THPS_PROMOTE_FAIL_REFUSED], fl[THPS_PROMOTE_FAIL_DISABLED],
 	       fl[THPS_PROMOTE_FAIL_NO_MEMORY], res->stopped ? ": the pass stopped" : "",
 	       fl[THPS_PROMOTE_FAIL_OTHER]);

@@ -3,8 +3,8 @@
  * enforce mode collapses the process's dense ranges (promote.h) within the cgroup's budget for
  * the pass, an observe one only finds them. It walks /proc, not the scan: a cgroup under
  * THP=never has no THP for the scanner to see, and that is the cgroup promotion is for.
- * EAGAIN/ENOMEM (no free huge page) ends the step; a process the kernel refused (EINVAL/EPERM)
- * is remembered and never asked again. */
+ * ENOMEM (no free huge page), or EAGAIN twice for a range, ends the step; a process the kernel
+ * refused (EINVAL/EPERM) is remembered and never asked again. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>

@@ -163,6 +163,15 @@ static int collapse(int pidfd, pid_t pid, uint64_t starttime, const struct thps_
 			return r;
 		}
 		for (size_t i = done; i < done + k; i++) {
+			/* EAGAIN is transient by the kernel's word (a page briefly off the LRU or
+			 * locked): asked once more, alone; a second EAGAIN ends the pass */
+			if (err[i] == -EAGAIN) {
+				res->ranges_retried++;
+				r = thps_pmadvise(pidfd, MADV_COLLAPSE, addrs + i, 1, g->thp_size,
+						  err + i);
+				if (r < 0)
+					err[i] = r;
+			}
 			switch (err[i]) {
 			case 0:
 				res->ranges_collapsed++;
@@ -174,7 +183,10 @@ static int collapse(int pidfd, pid_t pid, uint64_t starttime, const struct thps_
 				res->failures[THPS_PROMOTE_FAIL_NO_MEMORY]++;
 				res->stopped = true;
 				note_once(res, pid, addrs[i], err[i],
-					  "no free huge page now: the pass stops");
+					  err[i] == -ENOMEM
+					      ? "no free huge page: the pass stops"
+					      : "busy twice, or no free huge page: the "
+						"pass stops");
 				break;
 			case -EINVAL:
 			case -EPERM:

@@ -4,7 +4,8 @@
  * target's cgroup, and costs no memory on dense ranges (dense.h). The process's own refusal is
  * final: PR_SET_THP_DISABLE (status THP_enabled: 0) is never asked, and a range the kernel
  * refuses (EINVAL: VM_NOHUGEPAGE, not eligible; EPERM) is counted, never asked again in the
- * pass. EAGAIN or ENOMEM (no free huge page) ends the pass. */
+ * pass. ENOMEM (no free huge page), or EAGAIN twice in a row for a range (the kernel calls it
+ * transient: a page briefly off the LRU or locked), ends the pass. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,6 +41,7 @@ struct thps_promote_result {
 	uint64_t ranges_collapsed;		  /* MADV_COLLAPSE succeeded */
 	uint64_t ranges_verified;		  /* a THP afterwards (opts.verify) */
 	uint64_t ranges_not_tried;		  /* found, but the pass stopped first */
+	uint64_t ranges_retried;		  /* EAGAIN once: asked again, alone */
 	uint64_t failures[THPS_PROMOTE_FAIL_MAX]; /* ranges (DISABLED: processes) */
 	bool stopped;				  /* EAGAIN/ENOMEM ended the pass */
 	bool budget_hit;			  /* the pagemap fallback stopped at its budget */
