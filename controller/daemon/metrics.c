@@ -145,7 +145,7 @@ static int select_cgroups(const struct thps_metrics_input *in, size_t max, struc
 	for (size_t i = 0; i < in->n_containers; i++)
 		sel_add(&s, in->containers[i].cgroup, 0, 0, true);
 	for (size_t i = 0; i < in->n_promoted; i++)
-		sel_add(&s, in->promoted[i].cgroup, 0, 0, true);
+		sel_add(&s, in->promoted[i].cgroup, in->promoted[i].ino, 0, true);
 	qsort(s.v, s.n, sizeof(*s.v), cmp_sel_path);
 	for (size_t i = 0; i < s.n; i++) {
 		if (j > 0 && !strcmp(s.v[j - 1].path, s.v[i].path)) {

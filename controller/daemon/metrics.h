@@ -56,6 +56,8 @@ struct thps_metrics_cgroup_count {
 /* What promotion did to one cgroup (promote-pass.c). */
 struct thps_metrics_promoted {
 	const char *cgroup;
+	uint64_t ino;		    /* the cgroup's inode (0: unknown): a cgroup under THP=never is
+				     * in no scan to take it from */
 	uint64_t ranges, bytes;	    /* collapsed into THPs since the start */
 	uint64_t opportunity_bytes; /* dense bytes still in small pages, last pass */
 };

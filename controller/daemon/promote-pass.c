@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -59,6 +60,14 @@ static struct crecord *record_for(struct manager *m, const char *path,
 		rec->prom.opportunity_bytes = 0;
 		rec->prom.pass_not_asked = 0;
 		rec->prom.note[0] = 0;
+	}
+	if (!rec->prom.ino) {
+		char dir[PATH_MAX];
+		struct stat st;
+
+		if (thps_path(dir, sizeof(dir), m->ctx.cgroup_root, "%s", path + 1) == 0 &&
+		    stat(dir, &st) == 0)
+			rec->prom.ino = (uint64_t)st.st_ino;
 	}
 	rec->prom.looked = true;
 	rec->prom.observe = observe;

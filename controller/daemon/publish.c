@@ -210,6 +210,7 @@ int publish(struct manager *m)
 		if (m->rec[i].prom.looked)
 			proms[n_proms++] = (struct thps_metrics_promoted){
 			    .cgroup = m->rec[i].path,
+			    .ino = m->rec[i].prom.ino,
 			    .ranges = m->rec[i].prom.ranges,
 			    .bytes = m->rec[i].prom.bytes,
 			    .opportunity_bytes = m->rec[i].prom.opportunity_bytes};

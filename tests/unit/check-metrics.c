@@ -92,8 +92,8 @@ static const struct thps_metrics_cgroup_count recollapsed[] = {
 };
 
 static const struct thps_metrics_promoted promoted[] = {
-	{ "/web.slice/app", 16, 32u << 20, 4u << 20 },
-	{ "/db.slice/pg", 3, 6u << 20, 0 },
+	{ "/web.slice/app", 0, 16, 32u << 20, 4u << 20 },
+	{ "/db.slice/pg", 900, 3, 6u << 20, 0 },
 };
 
 static const struct thps_metrics_count promote_failures[] = {
