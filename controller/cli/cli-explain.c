@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "cli-explain.h"
 #include "fileio.h"
 #include "log.h"
 #include "text.h"

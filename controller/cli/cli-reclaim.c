@@ -396,20 +396,67 @@ static int check_args(struct reclaim_args *a)
 	return -1;
 }
 
+enum reclaim_option {
+	O_METHOD = 256,
+	O_DRY,
+	O_MAX,
+	O_BUCKET,
+	O_JSON,
+	O_SET,
+	O_RESTORE,
+	O_WAIT,
+	O_PID,
+	O_COLD
+};
+
+/* The options that take a number or a size. Returns 0, or -EINVAL (logged: a usage error). */
+static int parse_value(int c, const char *arg, struct reclaim_args *a)
+{
+	uint64_t v;
+
+	switch (c) {
+	case O_MAX:
+		if (thps_parse_size(arg, &a->max_bytes) < 0) {
+			log_error("--max-bytes: expected a size like 64M, got '%s'", arg);
+			return -EINVAL;
+		}
+		break;
+	case O_BUCKET:
+		if (parse_u64(arg, &v) < 0 || v >= THPS_BUCKETS) {
+			log_error("--lowutil-bucket: expected 0..%d, got '%s'", THPS_BUCKETS - 1,
+				  arg);
+			return -EINVAL;
+		}
+		a->lowutil_bucket = (unsigned)v;
+		break;
+	case O_SET:
+		if (parse_u64(arg, &v) < 0 || v > 4096) {
+			log_error("--set-max-ptes-none: expected a number of subpages, got '%s'",
+				  arg);
+			return -EINVAL;
+		}
+		a->set_mpn = (long)v;
+		break;
+	case O_WAIT:
+		if (parse_u64(arg, &v) < 0 || v > 3600) {
+			log_error("--recollapse-wait: expected seconds (0..3600), got '%s'", arg);
+			return -EINVAL;
+		}
+		a->recollapse_wait = (unsigned)v;
+		break;
+	case O_PID:
+		if (parse_u64(arg, &v) < 0 || v == 0 || v > INT32_MAX) {
+			log_error("--pid: expected a process id, got '%s'", arg);
+			return -EINVAL;
+		}
+		a->pid = (pid_t)v;
+		break;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct reclaim_args *a)
 {
-	enum {
-		O_METHOD = 256,
-		O_DRY,
-		O_MAX,
-		O_BUCKET,
-		O_JSON,
-		O_SET,
-		O_RESTORE,
-		O_WAIT,
-		O_PID,
-		O_COLD
-	};
 	static const struct option opts[] = {
 	    {"cgroup", required_argument, NULL, 'c'},
 	    {"method", required_argument, NULL, O_METHOD},
@@ -424,7 +471,6 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 	    {"cold-after-split", no_argument, NULL, O_COLD},
 	    {"help", no_argument, NULL, 'h'},
 	    {}};
-	uint64_t v;
 	int c;
 
 	*a = (struct reclaim_args){.method = NULL, .set_mpn = -1};
@@ -433,6 +479,14 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 		switch (c) {
 		case 'c':
 			a->cgroup = optarg;
+			break;
+		case O_MAX:
+		case O_BUCKET:
+		case O_SET:
+		case O_WAIT:
+		case O_PID:
+			if (parse_value(c, optarg, a) < 0)
+				return 2;
 			break;
 		case O_METHOD:
 			if (strcmp(optarg, "reclaim") && strcmp(optarg, "split")) {
@@ -444,53 +498,14 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 		case O_DRY:
 			a->dry_run = true;
 			break;
-		case O_MAX:
-			if (thps_parse_size(optarg, &a->max_bytes) < 0) {
-				log_error("--max-bytes: expected a size like 64M, got '%s'",
-					  optarg);
-				return 2;
-			}
-			break;
-		case O_BUCKET:
-			if (parse_u64(optarg, &v) < 0 || v >= THPS_BUCKETS) {
-				log_error("--lowutil-bucket: expected 0..%d, got '%s'",
-					  THPS_BUCKETS - 1, optarg);
-				return 2;
-			}
-			a->lowutil_bucket = (unsigned)v;
-			break;
 		case O_JSON:
 			a->json = true;
-			break;
-		case O_SET:
-			if (parse_u64(optarg, &v) < 0 || v > 4096) {
-				log_error(
-				    "--set-max-ptes-none: expected a number of subpages, got '%s'",
-				    optarg);
-				return 2;
-			}
-			a->set_mpn = (long)v;
 			break;
 		case O_RESTORE:
 			a->restore_mpn = true;
 			break;
 		case O_COLD:
 			a->cold_whole = true;
-			break;
-		case O_PID:
-			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
-				log_error("--pid: expected a process id, got '%s'", optarg);
-				return 2;
-			}
-			a->pid = (pid_t)v;
-			break;
-		case O_WAIT:
-			if (parse_u64(optarg, &v) < 0 || v > 3600) {
-				log_error("--recollapse-wait: expected seconds (0..3600), got '%s'",
-					  optarg);
-				return 2;
-			}
-			a->recollapse_wait = (unsigned)v;
 			break;
 		case 'h':
 			usage(stdout);

@@ -3,7 +3,6 @@
 #include <stddef.h>
 
 #include "cli.h"
-#include "cli-explain.h"
 
 const struct thps_cli_command thps_cli_commands[] = {
     {"report", "scan THPs and print per-cgroup utilization and waste", thps_cli_report},

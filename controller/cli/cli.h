@@ -20,3 +20,5 @@ int thps_cli_reclaim(int argc, char **argv);
 int thps_cli_promote(int argc, char **argv);
 /* cli-validate.c */
 int thps_cli_validate(int argc, char **argv);
+/* thpshrink explain (cli-explain.c): reads the daemon's status file. */
+int thps_cli_explain(int argc, char **argv);

@@ -23,7 +23,12 @@
 #include "cgroups.h"
 #include "http.h"
 #include "log.h"
-#include "manager-internal.h"
+#include "daemon-state.h"
+#include "manager.h"
+#include "pass.h"
+#include "publish.h"
+#include "records.h"
+#include "regwatch.h"
 #include "probe-measure.h"
 #include "probe-scratch.h"
 #include "procev.h"
@@ -566,6 +571,19 @@ int manager_new(const struct thps_ctx *ctx, const struct manager_options *o, str
 	return setup_http(m);
 }
 
+int manager_pass(struct manager *m, const char *why)
+{
+	struct scan_job *j = scan_job_new(m);
+
+	if (!j)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	log_debug("Pass (%s)", why);
+	scan_job_run(j);
+	pass_finish(m, j);
+	free(j);
+	return 0;
+}
+
 int manager_run(struct manager *m)
 {
 	int r;
@@ -613,7 +631,7 @@ void manager_free(struct manager *m)
 	if (m->regs_fd >= 0)
 		close(m->regs_fd);
 	thps_registration_list_free(&m->regs);
-	records_free(m);
+	records_free(&m->recs);
 	thps_scan_free(&m->scan);
 	scan_memo_free(m->memo);
 	dglue_policies_free(m->policies);

@@ -7,23 +7,7 @@
 #include <stdint.h>
 
 #include "context.h"
-
-struct manager_options {
-	const char *policy_dir;
-	const char *listen;    /* "ADDR:PORT" or "none" */
-	const char *textfile;  /* NULL = off */
-	const char *state_dir; /* status.json goes here */
-	const char *registrations_dir;
-	const char *cgroup; /* only this subtree (relative to the mount); NULL = all */
-	uint64_t interval_usec;
-	uint64_t max_thps_per_sec;
-	unsigned scan_cpu_percent;  /* 0 = the engine's default (5 %) */
-	size_t metrics_max_cgroups; /* per-cgroup series for at most this many; 0 = default */
-	double refresh_cpu_percent; /* the scan memo's refresh rotation; 0 = the default */
-	bool exact_scan;	    /* no memo: read every folio every pass */
-	bool dry_run;
-	bool once;
-};
+#include "options.h"
 
 struct manager;
 
@@ -35,3 +19,9 @@ int manager_pass(struct manager *m, const char *why);
 /* Runs the loop until SIGTERM/SIGINT. Sends READY=1 first. Returns 0 or -errno. */
 int manager_run(struct manager *m);
 void manager_free(struct manager *m);
+
+/* The first step of manager_new(): the manager with its options and nothing built (every fd
+ * -1), freed by manager_free(). For the daemon's unit test, which drives a pass without a loop.
+ * Returns 0 or -ENOMEM, logged. */
+int manager_alloc(const struct thps_ctx *ctx, const struct manager_options *o,
+		  struct manager **ret);

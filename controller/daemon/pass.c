@@ -13,76 +13,24 @@
 #include "actuator.h"
 #include "fileio.h"
 #include "log.h"
-#include "manager-internal.h"
+#include "daemon-state.h"
+#include "pass.h"
+#include "promote-pass.h"
+#include "publish.h"
+#include "records.h"
+#include "regwatch.h"
 #include "thp.h"
-
-struct crecord *record_get(struct manager *m, const char *path)
-{
-	struct crecord *r;
-
-	for (size_t i = 0; i < m->n_rec; i++)
-		if (!strcmp(m->rec[i].path, path))
-			return &m->rec[i];
-	r = reallocarray(m->rec, m->n_rec + 1, sizeof(*r));
-	if (!r)
-		return NULL;
-	m->rec = r;
-	r = &m->rec[m->n_rec];
-	memset(r, 0, sizeof(*r));
-	r->path = strdup(path);
-	if (!r->path)
-		return NULL;
-	for (size_t a = 0; a < DGLUE_N_ACTING; a++)
-		r->act[a].action = dglue_action_name((enum dglue_action)a);
-	m->n_rec++;
-	return r;
-}
 
 /* A cgroup without THPs this pass keeps its record (and its action counters) while its
  * directory exists; a removed cgroup leaves the records, hence the metrics and status file. */
-static bool cgroup_exists(const struct manager *m, const char *path)
+static bool cgroup_gone(const char *path, void *userdata)
 {
+	const struct manager *m = userdata;
 	char p[PATH_MAX];
 
 	if (!m->ctx.cgroup_root[0] || thps_path(p, sizeof(p), m->ctx.cgroup_root, "%s", path) < 0)
-		return false;
-	return access(p, F_OK) == 0;
-}
-
-static void records_prune(struct manager *m)
-{
-	size_t j = 0;
-
-	for (size_t i = 0; i < m->n_rec; i++) {
-		if (!m->rec[i].seen && !cgroup_exists(m, m->rec[i].path)) {
-			free(m->rec[i].path);
-			thps_recollapse_clear(&m->rec[i].split);
-			thps_promoted_clear(&m->rec[i].promoted);
-			continue;
-		}
-		m->rec[j++] = m->rec[i];
-	}
-	m->n_rec = j;
-}
-
-void records_free(struct manager *m)
-{
-	for (size_t i = 0; i < m->n_rec; i++) {
-		free(m->rec[i].path);
-		thps_recollapse_clear(&m->rec[i].split);
-		thps_promoted_clear(&m->rec[i].promoted);
-	}
-	free(m->rec);
-	m->rec = NULL;
-	m->n_rec = 0;
-}
-
-const struct crecord *record_find(const struct manager *m, const char *path)
-{
-	for (size_t i = 0; i < m->n_rec; i++)
-		if (!strcmp(m->rec[i].path, path))
-			return &m->rec[i];
-	return NULL;
+		return true;
+	return access(p, F_OK) != 0;
 }
 
 /* Counts a decision under its name (the engine's rule, or "failed"), for the metrics. */
@@ -134,6 +82,52 @@ static void remember_split(struct manager *m, struct crecord *rec,
 				  c->path);
 }
 
+/* Carries out the decision d for cgroup c, counts it in its record, and tells the engine what
+ * it gave back (a split's given back less what khugepaged took again since). */
+static void act_and_record(struct manager *m, struct crecord *rec,
+			   const struct thps_cgroup_stats *c, const struct dglue_decision *d,
+			   struct dglue_result *res)
+{
+	size_t a = d->action;
+	int r;
+
+	r = dglue_act(&m->ctx, &m->scan, c, d, &rec->split, &rec->promoted, res);
+	rec->act[a].count++;
+	rec->act[a].bytes_requested += res->requested;
+	rec->act[a].bytes_given_back += res->given_back;
+	rec->act[a].bytes_page_cache_evicted += res->file_lost;
+	if (r < 0) {
+		rec->act[a].failures++;
+		count_decision(m, "failed");
+		log_warning_errno(r, "cgroup '%s': %s of %" PRIu64 " bytes failed: %m%s%s", c->path,
+				  dglue_action_name(d->action), d->amount, res->note[0] ? ": " : "",
+				  res->note);
+	} else if (a != DGLUE_ACT_OBSERVE) {
+		log_info("cgroup '%s': %s%s%s%s asked %" PRIu64 " bytes, gave back %" PRIu64
+			 ", page cache %" PRIu64 " bytes lost%s%s",
+			 c->path, dglue_action_name(d->action), res->mechanism ? " (" : "",
+			 res->mechanism ? res->mechanism : "", res->mechanism ? ")" : "",
+			 res->requested, res->given_back, res->file_lost, res->note[0] ? ": " : "",
+			 res->note);
+		snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB",
+			 dglue_action_name(d->action), c->path, res->given_back / 1048576.0);
+	}
+	if (a == DGLUE_ACT_SPLIT && r >= 0 && res->requested)
+		remember_split(m, rec, c);
+	/* A split khugepaged undid gave nothing back in the end: charge the bytes
+	 * it took again to this split, so that the engine's no-effect back-off
+	 * (cooldown x2 per useless action) slows the split/re-collapse cycle down
+	 * instead of splitting the same ranges every cooldown. */
+	struct dglue_result net = *res;
+	if (a == DGLUE_ACT_SPLIT) {
+		net.given_back = res->given_back > rec->recollapse_debt
+				     ? res->given_back - rec->recollapse_debt
+				     : 0;
+		rec->recollapse_debt = 0;
+	}
+	dglue_record(m->engine, c->path, d, &net);
+}
+
 static void decide_and_act(struct manager *m, time_t now)
 {
 	struct timespec mono;
@@ -148,12 +142,12 @@ static void decide_and_act(struct manager *m, time_t now)
 		struct dglue_result res = {0};
 		struct crecord *rec;
 		bool changed;
-		size_t a, rebuilt, pinned = 0;
+		size_t rebuilt, pinned = 0;
 		int r;
 
 		if (!c->path)
 			continue;
-		rec = record_get(m, c->path);
+		rec = records_get(&m->recs, c->path);
 		if (!rec) {
 			log_error("Out of memory recording cgroup '%s'", c->path);
 			break;
@@ -192,48 +186,8 @@ static void decide_and_act(struct manager *m, time_t now)
 			 ", waste %" PRIu64 " B, partially mapped %" PRIu64 " B → %s: %s",
 			 c->path, d.policy, thps_hist_thps(&c->hist), d.lowutil_thps, d.waste_bytes,
 			 c->partial_unmapped_bytes, dglue_action_name(d.action), d.reason);
-		if (d.act) {
-			a = d.action;
-			r = dglue_act(&m->ctx, &m->scan, c, &d, &rec->split, &rec->promoted, &res);
-			rec->act[a].count++;
-			rec->act[a].bytes_requested += res.requested;
-			rec->act[a].bytes_given_back += res.given_back;
-			rec->act[a].bytes_page_cache_evicted += res.file_lost;
-			if (r < 0) {
-				rec->act[a].failures++;
-				count_decision(m, "failed");
-				log_warning_errno(
-				    r, "cgroup '%s': %s of %" PRIu64 " bytes failed: %m%s%s",
-				    c->path, dglue_action_name(d.action), d.amount,
-				    res.note[0] ? ": " : "", res.note);
-			} else if (a != DGLUE_ACT_OBSERVE) {
-				log_info("cgroup '%s': %s%s%s%s asked %" PRIu64
-					 " bytes, gave back %" PRIu64 ", page cache %" PRIu64
-					 " bytes lost%s%s",
-					 c->path, dglue_action_name(d.action),
-					 res.mechanism ? " (" : "",
-					 res.mechanism ? res.mechanism : "",
-					 res.mechanism ? ")" : "", res.requested, res.given_back,
-					 res.file_lost, res.note[0] ? ": " : "", res.note);
-				snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB",
-					 dglue_action_name(d.action), c->path,
-					 res.given_back / 1048576.0);
-			}
-			if (a == DGLUE_ACT_SPLIT && r >= 0 && res.requested)
-				remember_split(m, rec, c);
-			/* A split khugepaged undid gave nothing back in the end: charge the bytes
-			 * it took again to this split, so that the engine's no-effect back-off
-			 * (cooldown x2 per useless action) slows the split/re-collapse cycle down
-			 * instead of splitting the same ranges every cooldown. */
-			struct dglue_result net = res;
-			if (a == DGLUE_ACT_SPLIT) {
-				net.given_back = res.given_back > rec->recollapse_debt
-						     ? res.given_back - rec->recollapse_debt
-						     : 0;
-				rec->recollapse_debt = 0;
-			}
-			dglue_record(m->engine, c->path, &d, &net);
-		}
+		if (d.act)
+			act_and_record(m, rec, c, &d, &res);
 		rec->last = d;
 		rec->last_result = res;
 		rec->last_time = now;
@@ -243,12 +197,12 @@ static void decide_and_act(struct manager *m, time_t now)
 
 void pass_decide(struct manager *m, time_t now)
 {
-	for (size_t i = 0; i < m->n_rec; i++)
-		m->rec[i].seen = false;
+	for (size_t i = 0; i < m->recs.n; i++)
+		m->recs.v[i].seen = false;
 	thps_scan_sort(&m->scan);
 	decide_and_act(m, now);
 	pass_promote(m);
-	records_prune(m);
+	records_prune(&m->recs, cgroup_gone, m);
 }
 
 struct scan_job *scan_job_new(struct manager *m)
@@ -309,17 +263,4 @@ void pass_finish(struct manager *m, struct scan_job *j)
 	pass_decide(m, ts.tv_sec);
 	publish(m);
 	notify_status(m);
-}
-
-int manager_pass(struct manager *m, const char *why)
-{
-	struct scan_job *j = scan_job_new(m);
-
-	if (!j)
-		return log_error_errno(-ENOMEM, "Out of memory");
-	log_debug("Pass (%s)", why);
-	scan_job_run(j);
-	pass_finish(m, j);
-	free(j);
-	return 0;
 }

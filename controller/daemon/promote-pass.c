@@ -17,7 +17,10 @@
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
-#include "manager-internal.h"
+#include "daemon-state.h"
+#include "promote-pass.h"
+#include "records.h"
+#include "regwatch.h"
 #include "cgroups.h"
 #include "proc.h"
 
@@ -49,7 +52,7 @@ static void on_collapsed(void *userdata, pid_t pid, uint64_t starttime, uint64_t
 static struct crecord *record_for(struct manager *m, const char *path,
 				  const struct dglue_promote_plan *plan, bool observe)
 {
-	struct crecord *rec = record_get(m, path);
+	struct crecord *rec = records_get(&m->recs, path);
 
 	if (!rec)
 		return NULL;
@@ -234,7 +237,7 @@ void pass_promote(struct manager *m)
 		if (promote_process(m, (pid_t)v, path, &plan, observe))
 			break;
 	}
-	for (size_t i = 0; i < m->n_rec; i++)
-		if (m->rec[i].prom.looked && m->rec[i].prom.pass == m->promote_pass)
-			compose_why(m, &m->rec[i]);
+	for (size_t i = 0; i < m->recs.n; i++)
+		if (m->recs.v[i].prom.looked && m->recs.v[i].prom.pass == m->promote_pass)
+			compose_why(m, &m->recs.v[i]);
 }

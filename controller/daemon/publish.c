@@ -12,7 +12,10 @@
 
 #include "fileio.h"
 #include "log.h"
-#include "manager-internal.h"
+#include "daemon-state.h"
+#include "publish.h"
+#include "records.h"
+#include "regwatch.h"
 #include "text.h"
 #include "thp.h"
 
@@ -81,8 +84,8 @@ static int write_status(struct manager *m)
 		json_object_object_add(root, "observe_only_reason", json_name(m->caps.why));
 	json_object_object_add(root, "scan", status_scan(m));
 	json_object_object_add(root, "cgroups", arr);
-	for (size_t i = 0; i < m->n_rec; i++) {
-		const struct crecord *c = &m->rec[i];
+	for (size_t i = 0; i < m->recs.n; i++) {
+		const struct crecord *c = &m->recs.v[i];
 		const struct thps_cgroup_stats *s = thps_scan_find_path(&m->scan, c->path);
 		json_object *e = json_object_new_object();
 
@@ -183,37 +186,37 @@ int publish(struct manager *m)
 	size_t n_acts = 0;
 	int len, r = 0;
 
-	acts = calloc(m->n_rec * DGLUE_N_ACTING + 1, sizeof(*acts));
+	acts = calloc(m->recs.n * DGLUE_N_ACTING + 1, sizeof(*acts));
 	if (!acts)
 		return -ENOMEM;
-	for (size_t i = 0; i < m->n_rec; i++)
+	for (size_t i = 0; i < m->recs.n; i++)
 		for (size_t a = 0; a < DGLUE_N_ACTING; a++)
-			if (m->rec[i].act[a].count) {
-				acts[n_acts] = m->rec[i].act[a];
-				acts[n_acts++].cgroup = m->rec[i].path;
+			if (m->recs.v[i].act[a].count) {
+				acts[n_acts] = m->recs.v[i].act[a];
+				acts[n_acts++].cgroup = m->recs.v[i].path;
 			}
-	rcs = calloc(m->n_rec + 1, sizeof(*rcs));
+	rcs = calloc(m->recs.n + 1, sizeof(*rcs));
 	if (!rcs) {
 		free(acts);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < m->n_rec; i++)
-		if (m->rec[i].recollapsed)
-			rcs[n_rcs++] = (struct thps_metrics_cgroup_count){m->rec[i].path,
-									  m->rec[i].recollapsed};
-	proms = calloc(m->n_rec + 1, sizeof(*proms));
+	for (size_t i = 0; i < m->recs.n; i++)
+		if (m->recs.v[i].recollapsed)
+			rcs[n_rcs++] = (struct thps_metrics_cgroup_count){m->recs.v[i].path,
+									  m->recs.v[i].recollapsed};
+	proms = calloc(m->recs.n + 1, sizeof(*proms));
 	if (!proms) {
 		free(acts);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < m->n_rec; i++)
-		if (m->rec[i].prom.looked)
+	for (size_t i = 0; i < m->recs.n; i++)
+		if (m->recs.v[i].prom.looked)
 			proms[n_proms++] = (struct thps_metrics_promoted){
-			    .cgroup = m->rec[i].path,
-			    .ino = m->rec[i].prom.ino,
-			    .ranges = m->rec[i].prom.ranges,
-			    .bytes = m->rec[i].prom.bytes,
-			    .opportunity_bytes = m->rec[i].prom.opportunity_bytes};
+			    .cgroup = m->recs.v[i].path,
+			    .ino = m->recs.v[i].prom.ino,
+			    .ranges = m->recs.v[i].prom.ranges,
+			    .bytes = m->recs.v[i].prom.bytes,
+			    .opportunity_bytes = m->recs.v[i].prom.opportunity_bytes};
 	for (unsigned i = 0; i < THPS_PROMOTE_FAIL_MAX; i++)
 		pfail[i] =
 		    (struct thps_metrics_count){thps_promote_fail_name(i), m->promote_failures[i]};
@@ -225,7 +228,7 @@ int publish(struct manager *m)
 	}
 	for (size_t i = 0; i < m->regs.n; i++) {
 		const struct thps_registration *g = &m->regs.items[i];
-		const struct crecord *rec = record_find(m, g->cgroup);
+		const struct crecord *rec = records_find(&m->recs, g->cgroup);
 
 		ctrs[i] = (struct thps_metrics_container){
 		    .cgroup = g->cgroup, .id = g->id, .policy = rec ? rec->last.policy : ""};

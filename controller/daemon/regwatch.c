@@ -6,7 +6,8 @@
 #include <systemd/sd-event.h>
 
 #include "log.h"
-#include "manager-internal.h"
+#include "daemon-state.h"
+#include "regwatch.h"
 
 static void reg_error(const char *dir, const char *name, int err, void *userdata)
 {

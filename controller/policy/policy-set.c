@@ -390,6 +390,14 @@ static bool data_unchanged(int dfd, const struct data_version *v)
 	       st.st_nlink > 0;
 }
 
+static void errors_move(struct thps_policy_errors *to, struct thps_policy_errors *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		thps_policy_errors_add(to, "%s", from->msgs[i]);
+	to->dropped += from->dropped;
+	thps_policy_errors_clear(from);
+}
+
 /* Beside "..data" every "*.json" entry must be kubelet's "NAME -> ..data/NAME": the files
  * are read from the version, and anything else would be read from no version at all. A link
  * whose NAME the version lacks is kubelet's own, between its swap and its cleanup. */
@@ -411,7 +419,16 @@ static int check_data_links(int dfd, const char *dir, enum dir_trust trust, cons
 		if (fstatat(dfd, top->v[i], &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 			continue;
 		if (trust == DIR_STICKY) {
-			int k = check_sticky_entry(dfd, top->v[i], path, errs);
+			struct thps_policy_errors mine = {0};
+			int k = check_sticky_entry(dfd, top->v[i], path, &mine);
+
+			/* gone between the two looks: kubelet's cleanup after its swap */
+			if (k < 0 && fstatat(dfd, top->v[i], &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+			    errno == ENOENT) {
+				thps_policy_errors_clear(&mine);
+				continue;
+			}
+			errors_move(errs, &mine);
 			if (k < 0) {
 				fail = k;
 				continue;
@@ -521,14 +538,6 @@ out:
 
 /* Kubelet swaps "..data" once per update; a few tries outlast any realistic burst. */
 #define DATA_TRIES 8
-
-static void errors_move(struct thps_policy_errors *to, struct thps_policy_errors *from)
-{
-	for (size_t i = 0; i < from->n; i++)
-		thps_policy_errors_add(to, "%s", from->msgs[i]);
-	to->dropped += from->dropped;
-	thps_policy_errors_clear(from);
-}
 
 int thps_policy_set_load_dir(const char *dir, unsigned flags, struct thps_policy_set **ret,
 			     struct thps_policy_errors *errs)

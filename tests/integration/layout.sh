@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The source layout's rules (README, Layout), checked on the tree and the programs built:
+# The source layout's rules (docs/design.md, Layout), checked on the tree and the programs built:
 #   - controller/core includes nothing from the other folders (every "..." include it names
 #     is a file of its own folder; the build's include paths enforce it too);
 #   - no source folder holds more than 20 .c files;
@@ -41,6 +41,24 @@ else
 	[ -z "$bad" ] && echo "ok: thpshrink-oci-hook links $(ldd "$hook" | awk '/=>/{print $1}' | tr '\n' ' ')" ||
 		fail "thpshrink-oci-hook links $bad"
 fi
+
+# No circle among the source folders' own files: a file's module is its name without .c/.h;
+# "A includes B.h" is an edge A -> B; tsort refuses any loop, direct or through others (the
+# daemon: manager -> pass -> records <- publish, never back).
+for d in "$S"/controller/* "$S"/plugins/*; do
+	[ -d "$d" ] || continue
+	edges=$(for f in "$d"/*.[ch]; do
+		[ -e "$f" ] || continue
+		a=$(basename "$f"); a=${a%.*}
+		sed -n 's/^#include "\([^"/]*\)\.h"/\1/p' "$f" | while read -r b; do
+			[ -e "$d/$b.h" ] && [ "$b" != "$a" ] && echo "$a $b"
+		done
+	done)
+	if [ -n "$edges" ] && ! loop=$(echo "$edges" | tsort 2>&1 >/dev/null); then
+		fail "${d#"$S"/}: its files include each other in a circle: $(echo "$loop" | grep -v 'input contains a loop' | sed 's/^tsort: //' | tr '\n' ' ')"
+	fi
+done
+[ $rc = 0 ] && echo "ok: no circle of includes in any source folder"
 
 if ! command -v clang-format >/dev/null; then
 	echo "SKIP: clang-format not installed (Debian package clang-format): formatting not checked"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian package: dpkg-buildpackage -b from a clean copy of the sources builds
-# thpshrink_VERSION_amd64.deb; lintian finds no error and only the warnings README.md keeps;
+# thpshrink_VERSION_amd64.deb; lintian finds no error and only the warnings docs/deploy.md keeps;
 # the package holds what the issue lists; installed with apt into a fresh Debian 12 root
 # (mmdebstrap, cached), `thpshrink --version` and `thpshrink validate` of the shipped policy
 # work and systemd-analyze verifies the installed units; a purge leaves no file behind.
@@ -32,15 +32,15 @@ deb=$T/src/thpshrink_${V}_amd64.deb
 echo "ok: dpkg-buildpackage built $(basename "$deb") ($(stat -c %s "$deb") bytes) in $(($(date +%s) - s)) s"
 [ "$(dpkg-deb -f "$deb" Version)" = "$V" ] || fail "package version $(dpkg-deb -f "$deb" Version) is not $V"
 
-# lintian: no error; each warning is one README.md lists under "Lintian warnings kept".
+# lintian: no error; each warning is one docs/deploy.md lists under "Lintian warnings kept".
 lintian "$T/src/thpshrink_${V}_amd64.changes" >"$T/lintian" 2>&1 || true
 grep -v '^running with root' "$T/lintian" || true
 ! grep -q '^E: ' "$T/lintian" || fail "lintian errors"
-kept=$(sed -n '/^### Lintian warnings kept/,/^#/p' "$top_srcdir/README.md")
+kept=$(sed -n '/^### Lintian warnings kept/,/^#/p' "$top_srcdir/docs/deploy.md")
 for w in $(sed -n 's/^W: [^ ]* \([a-z0-9-]*\).*/\1/p' "$T/lintian" | sort -u); do
-	echo "$kept" | grep -q "\`$w\`" || fail "lintian warning $w is not in README.md's kept list"
+	echo "$kept" | grep -q "\`$w\`" || fail "lintian warning $w is not in docs/deploy.md's kept list"
 done
-echo "ok: lintian: no error, $(grep -c '^W: ' "$T/lintian") warning(s), each explained in README.md"
+echo "ok: lintian: no error, $(grep -c '^W: ' "$T/lintian") warning(s), each explained in docs/deploy.md"
 
 # Contents.
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$T/files"

@@ -13,7 +13,11 @@
 #include <unistd.h>
 
 #include "fileio.h"
-#include "manager-internal.h"
+#include "daemon-state.h"
+#include "manager.h"
+#include "publish.h"
+#include "pass.h"
+#include "records.h"
 #include "thp.h"
 #include "test-main.h"
 
@@ -165,24 +169,24 @@ START_TEST(test_records_follow_cgroup_dirs)
 	load_policy("observe");
 	set_scan(both);
 	pass_decide(m, 1000);
-	ck_assert_uint_eq(m->n_rec, 2);
-	ck_assert_ptr_nonnull(record_find(m, "/a"));
-	ck_assert_ptr_nonnull(record_find(m, "/b"));
-	ck_assert_uint_eq(record_find(m, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
+	ck_assert_uint_eq(m->recs.n, 2);
+	ck_assert_ptr_nonnull(records_find(&m->recs, "/a"));
+	ck_assert_ptr_nonnull(records_find(&m->recs, "/b"));
+	ck_assert_uint_eq(records_find(&m->recs, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
 
 	/* Without THPs this pass, a cgroup keeps its record (and counters) while its dir exists. */
 	set_scan(none);
 	pass_decide(m, 1001);
-	ck_assert_uint_eq(m->n_rec, 2);
-	ck_assert_uint_eq(record_find(m, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
-	ck_assert_int_eq(record_find(m, "/b")->last_time, 1000);
+	ck_assert_uint_eq(m->recs.n, 2);
+	ck_assert_uint_eq(records_find(&m->recs, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
+	ck_assert_int_eq(records_find(&m->recs, "/b")->last_time, 1000);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/cg/b", root);
 	ck_assert_int_eq(system(cmd), 0);
 	pass_decide(m, 1002);
-	ck_assert_uint_eq(m->n_rec, 1);
-	ck_assert_ptr_nonnull(record_find(m, "/a"));
-	ck_assert_ptr_null(record_find(m, "/b"));
+	ck_assert_uint_eq(m->recs.n, 1);
+	ck_assert_ptr_nonnull(records_find(&m->recs, "/a"));
+	ck_assert_ptr_null(records_find(&m->recs, "/b"));
 }
 END_TEST
 
@@ -197,7 +201,7 @@ START_TEST(test_observe_asks_kernel_nothing)
 	m->observe_only = true; /* --dry-run, or a kernel without memory.reclaim */
 	set_scan(one);
 	pass_decide(m, 1000);
-	rec = record_find(m, "/work");
+	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_OBSERVE);
 	ck_assert(rec->last.dry);
@@ -221,7 +225,7 @@ START_TEST(test_enforce_reclaim_writes_and_counts)
 	load_policy("enforce");
 	set_scan(one);
 	pass_decide(m, 1000);
-	rec = record_find(m, "/work");
+	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_RECLAIM);
 	ck_assert(!rec->last.dry);
@@ -252,7 +256,7 @@ START_TEST(test_status_json_one_cgroup)
 	load_policy("enforce");
 	set_scan(one);
 	pass_decide(m, 1234);
-	rec = record_find(m, "/work");
+	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(publish(m), 0);
 	text = get("state/status.json");
@@ -341,7 +345,7 @@ START_TEST(test_promote_observe_finds_only)
 	load_promote_policy("observe");
 	set_scan(none); /* under THP=never: no THP, the promote step still looks */
 	pass_decide(m, 1000);
-	rec = record_find(m, "/work");
+	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert(rec->prom.looked);
 	ck_assert_uint_eq(rec->prom.pass_found, 1);
@@ -366,7 +370,7 @@ START_TEST(test_promote_thp_disabled_not_asked)
 	load_promote_policy("enforce");
 	set_scan(none);
 	pass_decide(m, 1000);
-	rec = record_find(m, "/work");
+	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_uint_eq(rec->prom.pass_found, 0);
 	ck_assert_uint_eq(rec->prom.pass_not_asked, 1);
@@ -374,9 +378,9 @@ START_TEST(test_promote_thp_disabled_not_asked)
 	/* remembered: the next pass does not even look */
 	pass_decide(m, 1001);
 	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_DISABLED], 1);
-	ck_assert_uint_eq(record_find(m, "/work")->prom.pass_not_asked, 1);
-	ck_assert_msg(strstr(record_find(m, "/work")->prom.why, "1 processes not asked"), "why: %s",
-		      record_find(m, "/work")->prom.why);
+	ck_assert_uint_eq(records_find(&m->recs, "/work")->prom.pass_not_asked, 1);
+	ck_assert_msg(strstr(records_find(&m->recs, "/work")->prom.why, "1 processes not asked"), "why: %s",
+		      records_find(&m->recs, "/work")->prom.why);
 }
 END_TEST
 

@@ -18,7 +18,7 @@
 # the scenarios that are about such a node (38-exact) unless THPS_VM_SCENARIOS says otherwise.
 #
 # KVM is never used: on this project's machines /dev/kvm exists but KVM pauses with an internal
-# error (see README), and TCG with -cpu max gives the guest every instruction the binaries need.
+# error (see tests/vm/README.md), and TCG with -cpu max gives the guest every instruction the binaries need.
 set -uo pipefail
 KERNEL=${1:?usage: run-vm.sh k73|k612|k61|rfc[-lockdown]}
 BASE=${KERNEL%%-*}

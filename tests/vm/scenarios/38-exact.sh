@@ -66,11 +66,14 @@ for m in netfs fscache 9pnet 9pnet_virtio 9p; do
 	[ -f /exact/9p/$m.ko ] && { insmod /exact/9p/$m.ko 2>/dev/null || true; }
 done
 mkdir -p /hot
-if mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hot /hot 2>/tmp/hot.err &&
-	[ -s /hot/hot.dat ]; then
+# 6.1's 9p takes fewer options than 6.12's: the first set that mounts
+for o in ro,cache=loose,msize=262144 ro,cache=loose cache=loose; do
+	mount -t 9p -o trans=virtio,version=9p2000.L,$o hot /hot 2>/tmp/hot.err && break
+done
+if [ -s /hot/hot.dat ]; then
 	HOT=/hot/hot.dat
 else
-	vm_skip page-cache "no hot file over 9p: $(cat /tmp/hot.err /exact/missing 2>/dev/null | head -2 | tr '\n' ' ')"
+	vm_skip page-cache "no hot file over 9p: $(cat /tmp/hot.err /exact/missing 2>/dev/null | head -2 | tr '\n' ' ') $(dmesg | grep -i 9p | tail -2 | tr '\n' ' ')"
 fi
 # start_reader CG: reads the file every 0.5 s from inside CG; sets READER
 start_reader() {

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # 39-cold-whole: does a MADV_COLD over the whole range after a split hold it against khugepaged?
-# A measurement, for the README and for thpshrink reclaim --cold-after-split's default (off). Two
+# A measurement, for docs/usage.md and for thpshrink reclaim --cold-after-split's default (off). Two
 # cgroups, 24 THPs each with 10 of 512 subpages used, khugepaged at max_ptes_none 511 and fast
 # (100 ms): both split by thpshrink (process_madvise), B with --cold-after-split. After 40 s,
 # how many of each were rebuilt; then the same with the program touching its data every 2 s.
 # Asserts only what the kernel must do: the split happened, the data is intact, and the cold
-# advice never makes it worse; the figures go to the README.
+# advice never makes it worse; the figures go to docs/usage.md.
 if [ "$THPS_KCLASS" != upstream ]; then
 	vm_skip cold "needs an upstream 6.12+ kernel (a split that frees zero subpages), this is $THPS_KCLASS"
 	return 0 2>/dev/null || exit 0
