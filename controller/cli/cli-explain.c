@@ -126,6 +126,25 @@ static void print_k8s(const char *cgroup)
 	       id.container_id);
 }
 
+/* The promote step's word on the cgroup, when a promote policy matched it. */
+static void print_promote(json_object *found)
+{
+	json_object *p;
+	char a[4200];
+
+	if (!json_object_object_get_ex(found, "promote", &p) ||
+	    !json_object_is_type(p, json_type_object)) {
+		printf("promote:           no policy with \"promote\" matches: not promoted\n");
+		return;
+	}
+	printf("promote:           %s\n", clean(str(p, "reason"), a, sizeof(a)));
+	printf("promoted:          %" PRId64 " dense ranges, %" PRId64
+	       " bytes since the daemon started; last pass %" PRId64 " found, %" PRId64
+	       " collapsed; %" PRId64 " dense bytes still in small pages\n",
+	       num(p, "ranges_total"), num(p, "bytes_total"), num(p, "pass_found"),
+	       num(p, "pass_collapsed"), num(p, "opportunity_bytes"));
+}
+
 /* One cgroup's entry of status.json, every string through clean(). */
 static void print_entry(json_object *found, json_object *root)
 {
@@ -166,6 +185,7 @@ static void print_entry(json_object *found, json_object *root)
 		       " THPs khugepaged rebuilt after a split (see the daemon's "
 		       "log for the max_ptes_none advice)\n",
 		       num(found, "recollapsed_thps"));
+	print_promote(found);
 	if (*str(root, "observe_only_reason"))
 		printf("daemon:            observe-only: %s\n",
 		       clean(str(root, "observe_only_reason"), a, sizeof(a)));

@@ -7,8 +7,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "cli.h"
 #include "fileio.h"
 #include "log.h"
@@ -17,6 +19,7 @@
 #include "probe.h"
 #include "report-json.h"
 #include "report-text.h"
+#include "promote.h"
 #include "report.h"
 #include "scan.h"
 #include "folios.h"
@@ -218,6 +221,50 @@ static const struct thps_source_status *status_of(const struct thps_source_statu
 }
 
 /* Runs the chosen (or every usable) source. Returns 0, or -errno after logging. */
+struct dense_fill {
+	const struct thps_ctx *ctx;
+	struct thps_scan *scan;
+};
+
+static void dense_add(void *userdata, const char *cgroup, uint64_t bytes)
+{
+	struct dense_fill *df = userdata;
+	struct thps_cgroup_stats *c = NULL;
+	char dir[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < df->scan->n_cgroups && !c; i++)
+		if (df->scan->cgroups[i].path && !strcmp(df->scan->cgroups[i].path, cgroup))
+			c = &df->scan->cgroups[i];
+	if (!c && thps_path(dir, sizeof(dir), df->ctx->cgroup_root, "%s", cgroup + 1) == 0 &&
+	    stat(dir, &st) == 0)
+		c = thps_scan_cgroup(df->scan, (uint64_t)st.st_ino, cgroup);
+	if (!c)
+		return;
+	c->have_dense = true;
+	c->dense_small_bytes += bytes;
+	df->scan->total.dense_small_bytes += bytes;
+}
+
+/* The promotion opportunity next to the waste: each cgroup's dense memory still in small
+ * pages (a PAGEMAP_SCAN walk per process; nothing changes). Failures only leave it out. */
+static void add_dense(const struct thps_ctx *ctx, const struct report_args *a,
+		      struct thps_scan *scan)
+{
+	struct thps_ctx cg_ctx = *ctx;
+	struct dense_fill df = {&cg_ctx, scan};
+	int r;
+
+	/* a cgroup with dense memory and no THP is not in the scan: found by its directory */
+	(void)thps_cgroups_find_mount(&cg_ctx);
+	for (size_t i = 0; i < scan->n_cgroups; i++)
+		scan->cgroups[i].have_dense = true;
+	scan->total.have_dense = true;
+	r = thps_promote_dense(ctx, &scan->geom, a->cgroup, a->pid, dense_add, &df);
+	if (r < 0)
+		log_warning_errno(r, "Dense memory not looked at, ignoring: %m");
+}
+
 static int collect(const struct thps_ctx *ctx, const struct report_args *a,
 		   const struct thps_scan_opts *so, const struct thps_source_status *st,
 		   size_t n_st, struct thps_scan *scan)
@@ -329,6 +376,8 @@ int thps_cli_report(int argc, char **argv)
 	r = collect(&ctx, &a, &so, st, n_st, &scan);
 	if (r >= 0) {
 		thps_scan_finish(&scan, a.lowutil_bucket);
+		if (!a.source || !strcmp(a.source, "scanner"))
+			add_dense(&ctx, &a, &scan);
 		thps_scan_sort(&scan);
 		r = a.json ? thps_report_json(stdout, &scan, &ro)
 			   : thps_report_text(stdout, &scan, &ro);

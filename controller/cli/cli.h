@@ -16,6 +16,8 @@ int thps_cli_report(int argc, char **argv);
 int thps_cli_probe(int argc, char **argv);
 /* thpshrink reclaim (cli-reclaim.c) */
 int thps_cli_reclaim(int argc, char **argv);
+/* thpshrink promote (cli-promote.c) */
+int thps_cli_promote(int argc, char **argv);
 /* cli-validate.c */
 int thps_cli_validate(int argc, char **argv);
 /* thpshrink explain (cli-explain.c): reads the daemon's status file. */

@@ -105,6 +105,8 @@ static void json_figures(FILE *f, const struct thps_scan *scan, const struct thp
 	fprintf(f, "%s\"waste_bytes\": %" PRIu64 ",\n", ind, c->waste_bytes);
 	fprintf(f, "%s\"partial_thps\": %" PRIu64 ",\n", ind, c->partial_thps);
 	fprintf(f, "%s\"partial_unmapped_bytes\": %" PRIu64 ",\n", ind, c->partial_unmapped_bytes);
+	if (c->have_dense)
+		fprintf(f, "%s\"dense_small_bytes\": %" PRIu64 ",\n", ind, c->dense_small_bytes);
 	fprintf(f, "%s\"buckets\": ", ind);
 	json_buckets(f, &scan->geom, &c->hist, ind);
 	fputs(",\n", f);

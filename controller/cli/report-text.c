@@ -110,6 +110,8 @@ static void print_figures(FILE *f, const struct thps_geometry *g, const struct t
 	print_bytes(f, "waste (zero subpages)", c->waste_bytes);
 	fprintf(f, "  %-24s %" PRIu64 "\n", "partially mapped THPs", c->partial_thps);
 	print_bytes(f, "partial unmapped", c->partial_unmapped_bytes);
+	if (c->have_dense)
+		print_bytes(f, "dense in small pages", c->dense_small_bytes);
 }
 
 /* Cgroup names are chosen by whoever creates them: keep control bytes and broken UTF-8 away

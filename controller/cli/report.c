@@ -42,7 +42,7 @@ size_t thps_report_probe_sources(const struct thps_ctx *ctx,
 
 bool thps_report_cgroup_shown(const struct thps_cgroup_stats *c)
 {
-	if (thps_hist_thps(&c->hist) > 0 || c->partial_thps > 0)
+	if (thps_hist_thps(&c->hist) > 0 || c->partial_thps > 0 || c->dense_small_bytes > 0)
 		return true;
 	for (unsigned o = 1; o < THPS_MAX_ORDER; o++)
 		if (thps_hist_thps(&c->mthp[o].hist) > 0)

@@ -36,6 +36,11 @@ struct thps_cgroup_stats {
 	uint64_t partial_thps;
 	uint64_t partial_unmapped_bytes;
 
+	/* promote's finder (thpshrink report): dense memory still in small pages, the promotion
+	 * opportunity; have_dense says if looked at */
+	bool have_dense;
+	uint64_t dense_small_bytes;
+
 	/* vmstat source: memory.current and memory.stat anon_thp; have_memstat says if read */
 	bool have_memstat;
 	uint64_t memory_current;

@@ -114,6 +114,29 @@ unsigned dglue_policies_max_split_cut(const struct dglue_policies *p)
 	return cut;
 }
 
+bool dglue_policies_promote(const struct dglue_policies *p)
+{
+	for (size_t i = 0; i < dglue_policies_count(p); i++)
+		if (p->set->policies[i].promote_max_bytes_per_pass)
+			return true;
+	return false;
+}
+
+void dglue_promote_plan(const struct dglue_policies *p, const char *cgroup, const char *container,
+			const char *policy_name, struct dglue_promote_plan *ret)
+{
+	const struct thps_policy *pol = NULL;
+
+	if (policy_name && *policy_name && p)
+		pol = thps_policy_find(p->set, policy_name);
+	if (!pol)
+		pol = thps_policy_match(p ? p->set : NULL, cgroup, container);
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->policy, sizeof(ret->policy), "%s", pol->name);
+	ret->max_bytes = pol->promote_max_bytes_per_pass;
+	ret->enforce = pol->mode == THPS_MODE_ENFORCE;
+}
+
 int dglue_engine_new(unsigned scan_cpu_percent, struct thps_engine **ret)
 {
 	struct thps_engine_config cfg;
@@ -356,11 +379,15 @@ static void merge_results(const struct thps_act_result *split, const struct thps
  * and, where splits go through process_madvise, its partially mapped folios too. */
 static bool range_for_split(const struct thps_scan *scan, const struct thps_thp_range *t,
 			    const struct thps_cgroup_stats *c, const struct dglue_decision *d,
-			    bool partials, const struct thps_recollapse *rc)
+			    bool partials, const struct thps_recollapse *rc,
+			    const struct thps_promoted *promoted)
 {
 	uint32_t pages = thps_range_pages(t, &scan->geom);
 
 	if (t->ino != c->ino || (rc && thps_recollapse_pinned(rc, t)))
+		return false;
+	/* a THP the daemon promoted is dense while it is whole: never split it */
+	if (promoted && thps_promoted_has(promoted, t))
 		return false;
 	if (d->sizes_mask && !(d->sizes_mask & (UINT32_C(1) << thps_folio_order(pages))))
 		return false;
@@ -371,7 +398,8 @@ static bool range_for_split(const struct thps_scan *scan, const struct thps_thp_
 
 int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
-	      const struct thps_recollapse *rc, struct dglue_result *ret)
+	      const struct thps_recollapse *rc, const struct thps_promoted *promoted,
+	      struct dglue_result *ret)
 {
 	const struct thps_actuator_ops *a = thps_actuator_find(dglue_action_name(d->action));
 	struct thps_act_request req = {
@@ -405,7 +433,7 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 		if (!ranges)
 			return -ENOMEM;
 		for (size_t i = 0; i < scan->n_ranges; i++)
-			if (range_for_split(scan, &scan->ranges[i], c, d, exact, rc))
+			if (range_for_split(scan, &scan->ranges[i], c, d, exact, rc, promoted))
 				ranges[n++] = scan->ranges[i];
 		req.ranges = ranges;
 		req.n_ranges = n;

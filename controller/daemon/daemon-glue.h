@@ -34,6 +34,17 @@ unsigned dglue_policies_max_split_cut(const struct dglue_policies *p);
 /* The highest low-util cut (bucket) of any policy in force, the built-in default's (0) at least. */
 unsigned dglue_policies_max_cut(const struct dglue_policies *p);
 
+/* Whether any policy in force promotes (has "promote"). */
+bool dglue_policies_promote(const struct dglue_policies *p);
+/* What the policy of cgroup (matched as dglue_decide() does) says about promotion. */
+struct dglue_promote_plan {
+	char policy[72];
+	uint64_t max_bytes; /* per pass; 0 = the policy does not promote */
+	bool enforce;	    /* the policy's mode; observe only finds */
+};
+void dglue_promote_plan(const struct dglue_policies *p, const char *cgroup, const char *container,
+			const char *policy_name, struct dglue_promote_plan *ret);
+
 /* The decision engine with default budgets. Returns 0 or -errno. */
 /* scan_cpu_percent: the global CPU share of scanning, 0 = the engine default. */
 int dglue_engine_new(unsigned scan_cpu_percent, struct thps_engine **ret);
@@ -113,8 +124,10 @@ void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_
 		  const struct dglue_result *res);
 
 /* Carries out d for cgroup c (of scan) through the actuator named d->action; a split leaves
- * the ranges rc pinned (khugepaged rebuilt them too often; NULL: none). Returns 0,
+ * the ranges rc pinned (khugepaged rebuilt them too often; NULL: none) and the whole THPs the
+ * daemon promoted (NULL: none) alone. Returns 0,
  * -ECANCELED if the actuator refused (note says why), or -errno (the caller logs). */
 int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
-	      const struct thps_recollapse *rc, struct dglue_result *ret);
+	      const struct thps_recollapse *rc, const struct thps_promoted *promoted,
+	      struct dglue_result *ret);

@@ -20,6 +20,7 @@
 #include "options.h"
 #include "records.h"
 #include "metrics.h"
+#include "promote.h"
 #include "recollapse.h"
 #include "registrations.h"
 #include "scan-memo.h"
@@ -83,6 +84,15 @@ struct manager {
 	pid_t pending[PENDING_PIDS_MAX];
 	size_t n_pending;
 	char last_action[160];
+	/* promote (promote-pass.c) */
+	uint64_t promote_pass;
+	uint64_t promote_failures[THPS_PROMOTE_FAIL_MAX];
+	struct {
+		pid_t pid;
+		uint64_t starttime;
+	} promote_refused[256]; /* processes that said no (EINVAL/EPERM): never asked again */
+	size_t n_promote_refused, promote_refused_next;
+	bool promote_warned;
 };
 
 static inline uint64_t now_mono_usec(void)

@@ -128,8 +128,8 @@ static void sel_add(struct selection *s, const char *path, uint64_t ino, uint64_
 static int select_cgroups(const struct thps_metrics_input *in, size_t max, struct selection *ret)
 {
 	const struct thps_scan *sc = in->scan;
-	size_t cap =
-	    (sc ? sc->n_cgroups : 0) + in->n_actions + in->n_recollapsed + in->n_containers;
+	size_t cap = (sc ? sc->n_cgroups : 0) + in->n_actions + in->n_recollapsed +
+		     in->n_containers + in->n_promoted;
 	struct selection s = {.v = calloc(cap + 1, sizeof(*s.v))};
 	_cleanup_free_ struct selected **rank = NULL;
 	size_t j = 0;
@@ -145,6 +145,8 @@ static int select_cgroups(const struct thps_metrics_input *in, size_t max, struc
 		sel_add(&s, in->recollapsed[i].cgroup, 0, 0, true);
 	for (size_t i = 0; i < in->n_containers; i++)
 		sel_add(&s, in->containers[i].cgroup, 0, 0, true);
+	for (size_t i = 0; i < in->n_promoted; i++)
+		sel_add(&s, in->promoted[i].cgroup, in->promoted[i].ino, 0, true);
 	qsort(s.v, s.n, sizeof(*s.v), cmp_sel_path);
 	for (size_t i = 0; i < s.n; i++) {
 		if (j > 0 && !strcmp(s.v[j - 1].path, s.v[i].path)) {
@@ -524,6 +526,36 @@ static void recollapsed(struct out *o, const struct thps_metrics_input *in)
 			     in->recollapsed[i].value);
 }
 
+/* Only when a policy promotes: the families would be empty otherwise. */
+static void promoted(struct out *o, const struct thps_metrics_input *in)
+{
+	if (!in->promote_enabled)
+		return;
+	family(o, "thpshrink_promoted_ranges_total", "counter",
+	       "Dense ranges the daemon collapsed into THPs (MADV_COLLAPSE).");
+	for (size_t i = 0; i < in->n_promoted; i++)
+		cgroup_value(o, "thpshrink_promoted_ranges_total", in->promoted[i].cgroup,
+			     in->promoted[i].ranges);
+	family(o, "thpshrink_promoted_bytes_total", "counter",
+	       "Bytes of dense memory the daemon collapsed into THPs.");
+	for (size_t i = 0; i < in->n_promoted; i++)
+		cgroup_value(o, "thpshrink_promoted_bytes_total", in->promoted[i].cgroup,
+			     in->promoted[i].bytes);
+	family(o, "thpshrink_promote_opportunity_bytes", "gauge",
+	       "Dense memory still in small pages at the last pass (found, not collapsed).");
+	for (size_t i = 0; i < in->n_promoted; i++)
+		cgroup_value(o, "thpshrink_promote_opportunity_bytes", in->promoted[i].cgroup,
+			     in->promoted[i].opportunity_bytes);
+	family(o, "thpshrink_promote_failures_total", "counter",
+	       "Ranges the kernel did not collapse, by reason (no_memory: EAGAIN/ENOMEM, refused: "
+	       "EINVAL/EPERM, thp_disabled: processes with PR_SET_THP_DISABLE, other).");
+	for (size_t i = 0; i < in->n_promote_failures; i++) {
+		put(o, "thpshrink_promote_failures_total{reason=\"");
+		put_label(o, in->promote_failures[i].name);
+		put(o, "\"} %" PRIu64 "\n", in->promote_failures[i].value);
+	}
+}
+
 /* One series per registration, but at most max of them: registrations are files anyone who
  * can run a container makes, and many may name the same exported cgroup (a pod's), so the
  * cgroup bound alone does not bound this family. */
@@ -625,6 +657,7 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 	decisions(&o, in);
 	actions(&o, in);
 	recollapsed(&o, in);
+	promoted(&o, in);
 	containers(&o, in, max);
 	k8s_info(&o);
 	memo(&o, in);

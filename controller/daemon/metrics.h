@@ -53,6 +53,15 @@ struct thps_metrics_cgroup_count {
 	uint64_t value;
 };
 
+/* What promotion did to one cgroup (promote-pass.c). */
+struct thps_metrics_promoted {
+	const char *cgroup;
+	uint64_t ino;		    /* the cgroup's inode (0: unknown): a cgroup under THP=never is
+				     * in no scan to take it from */
+	uint64_t ranges, bytes;	    /* collapsed into THPs since the start */
+	uint64_t opportunity_bytes; /* dense bytes still in small pages, last pass */
+};
+
 /* Per-cgroup series are exported for at most this many cgroups by default (those with the most
  * waste): each costs about 30 series, and the number of cgroups is up to the users. */
 #define THPS_METRICS_MAX_CGROUPS_DEFAULT 500
@@ -78,6 +87,13 @@ struct thps_metrics_input {
 
 	const struct thps_metrics_cgroup_count *recollapsed;
 	size_t n_recollapsed;
+
+	/* promote: families only when a policy in force promotes */
+	bool promote_enabled;
+	const struct thps_metrics_promoted *promoted;
+	size_t n_promoted;
+	const struct thps_metrics_count *promote_failures; /* by reason */
+	size_t n_promote_failures;
 
 	const struct thps_metrics_container *containers; /* the current registrations */
 	size_t n_containers;

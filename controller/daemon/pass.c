@@ -15,6 +15,7 @@
 #include "log.h"
 #include "daemon-state.h"
 #include "pass.h"
+#include "promote-pass.h"
 #include "publish.h"
 #include "records.h"
 #include "regwatch.h"
@@ -90,7 +91,7 @@ static void act_and_record(struct manager *m, struct crecord *rec,
 	size_t a = d->action;
 	int r;
 
-	r = dglue_act(&m->ctx, &m->scan, c, d, &rec->split, res);
+	r = dglue_act(&m->ctx, &m->scan, c, d, &rec->split, &rec->promoted, res);
 	rec->act[a].count++;
 	rec->act[a].bytes_requested += res->requested;
 	rec->act[a].bytes_given_back += res->given_back;
@@ -200,6 +201,7 @@ void pass_decide(struct manager *m, time_t now)
 		m->recs.v[i].seen = false;
 	thps_scan_sort(&m->scan);
 	decide_and_act(m, now);
+	pass_promote(m);
 	records_prune(&m->recs, cgroup_gone, m);
 }
 

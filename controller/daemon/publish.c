@@ -130,6 +130,29 @@ static int write_status(struct manager *m)
 		if (c->last_result.mechanism)
 			json_object_object_add(e, "split_mechanism",
 					       json_name(c->last_result.mechanism));
+		if (c->prom.looked) {
+			json_object *p = json_object_new_object();
+
+			if (p) {
+				json_object_object_add(p, "reason", json_name(c->prom.why));
+				json_object_object_add(
+				    p, "ranges_total",
+				    json_object_new_int64((int64_t)c->prom.ranges));
+				json_object_object_add(
+				    p, "bytes_total",
+				    json_object_new_int64((int64_t)c->prom.bytes));
+				json_object_object_add(
+				    p, "pass_found",
+				    json_object_new_int64((int64_t)c->prom.pass_found));
+				json_object_object_add(
+				    p, "pass_collapsed",
+				    json_object_new_int64((int64_t)c->prom.pass_collapsed));
+				json_object_object_add(
+				    p, "opportunity_bytes",
+				    json_object_new_int64((int64_t)c->prom.opportunity_bytes));
+				json_object_object_add(e, "promote", p);
+			}
+		}
 		json_object_object_add(
 		    e, "pinned_ranges",
 		    json_object_new_int64((int64_t)thps_recollapse_n_pinned(&c->split)));
@@ -174,7 +197,9 @@ int publish(struct manager *m)
 	struct thps_metrics_action *acts = NULL;
 	struct thps_metrics_container *ctrs = NULL;
 	_cleanup_free_ struct thps_metrics_cgroup_count *rcs = NULL;
-	size_t n_rcs = 0;
+	_cleanup_free_ struct thps_metrics_promoted *proms = NULL;
+	struct thps_metrics_count pfail[THPS_PROMOTE_FAIL_MAX];
+	size_t n_rcs = 0, n_proms = 0;
 	struct thps_metrics_flag flags[16];
 	struct scan_memo_figures mf;
 	_cleanup_free_ char *text = NULL;
@@ -199,6 +224,22 @@ int publish(struct manager *m)
 		if (m->recs.v[i].recollapsed)
 			rcs[n_rcs++] = (struct thps_metrics_cgroup_count){m->recs.v[i].path,
 									  m->recs.v[i].recollapsed};
+	proms = calloc(m->recs.n + 1, sizeof(*proms));
+	if (!proms) {
+		free(acts);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->recs.n; i++)
+		if (m->recs.v[i].prom.looked)
+			proms[n_proms++] = (struct thps_metrics_promoted){
+			    .cgroup = m->recs.v[i].path,
+			    .ino = m->recs.v[i].prom.ino,
+			    .ranges = m->recs.v[i].prom.ranges,
+			    .bytes = m->recs.v[i].prom.bytes,
+			    .opportunity_bytes = m->recs.v[i].prom.opportunity_bytes};
+	for (unsigned i = 0; i < THPS_PROMOTE_FAIL_MAX; i++)
+		pfail[i] =
+		    (struct thps_metrics_count){thps_promote_fail_name(i), m->promote_failures[i]};
 	/* From the registrations in force now: a container's series leaves with its file. */
 	ctrs = calloc(m->regs.n + 1, sizeof(*ctrs));
 	if (!ctrs) {
@@ -228,6 +269,11 @@ int publish(struct manager *m)
 	    .n_decisions = m->n_decisions,
 	    .recollapsed = rcs,
 	    .n_recollapsed = n_rcs,
+	    .promote_enabled = dglue_policies_promote(m->policies),
+	    .promoted = proms,
+	    .n_promoted = n_proms,
+	    .promote_failures = pfail,
+	    .n_promote_failures = THPS_PROMOTE_FAIL_MAX,
 	    .containers = ctrs,
 	    .n_containers = m->regs.n,
 	    .capabilities = flags,

@@ -126,3 +126,43 @@ void thps_recollapse_clear(struct thps_recollapse *rc)
 	rc->v = NULL;
 	rc->n = 0;
 }
+
+int thps_promoted_add(struct thps_promoted *p, pid_t pid, uint64_t pid_starttime, uint64_t start)
+{
+	size_t max = p->max ? p->max : THPS_RECOLLAPSE_MAX;
+
+	if (!p->v) {
+		p->v = calloc(max, sizeof(*p->v));
+		if (!p->v)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].pid == pid && p->v[i].pid_starttime == pid_starttime &&
+		    p->v[i].start == start)
+			return 0;
+	if (p->n == max) {
+		memmove(p->v, p->v + 1, (max - 1) * sizeof(*p->v));
+		p->n--;
+	}
+	p->v[p->n++] =
+	    (struct thps_split_mark){.pid = pid, .pid_starttime = pid_starttime, .start = start};
+	return 0;
+}
+
+bool thps_promoted_has(const struct thps_promoted *p, const struct thps_thp_range *r)
+{
+	if (r->mapped)
+		return false; /* partially mapped: not dense any more */
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].pid == r->pid && p->v[i].pid_starttime == r->pid_starttime &&
+		    p->v[i].start == r->start)
+			return true;
+	return false;
+}
+
+void thps_promoted_clear(struct thps_promoted *p)
+{
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
+}

@@ -55,3 +55,19 @@ bool thps_recollapse_pinned(const struct thps_recollapse *rc, const struct thps_
 size_t thps_recollapse_n_pinned(const struct thps_recollapse *rc);
 
 void thps_recollapse_clear(struct thps_recollapse *rc);
+
+/* The ranges the daemon promoted (MADV_COLLAPSE of a dense range) in one cgroup. A split never
+ * picks one while it is still one whole THP: it was full when made, and a range the program
+ * unmapped in part (a partially mapped folio) is no longer dense and may be split. Bounded
+ * (THPS_RECOLLAPSE_MAX), the oldest go first. Zero-initialised is empty. */
+struct thps_promoted {
+	struct thps_split_mark *v;
+	size_t n;
+	size_t max; /* 0 = THPS_RECOLLAPSE_MAX */
+};
+
+/* Remembers (pid, pid_starttime, start). Returns 0 or -ENOMEM. */
+int thps_promoted_add(struct thps_promoted *p, pid_t pid, uint64_t pid_starttime, uint64_t start);
+/* Whether r is a whole folio the daemon promoted. */
+bool thps_promoted_has(const struct thps_promoted *p, const struct thps_thp_range *r);
+void thps_promoted_clear(struct thps_promoted *p);

@@ -45,6 +45,7 @@ void records_prune(struct crecords *t, bool (*gone)(const char *path, void *user
 		if (!t->v[i].seen && gone(t->v[i].path, userdata)) {
 			free(t->v[i].path);
 			thps_recollapse_clear(&t->v[i].split);
+			thps_promoted_clear(&t->v[i].promoted);
 			continue;
 		}
 		t->v[j++] = t->v[i];
@@ -57,6 +58,7 @@ void records_free(struct crecords *t)
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->v[i].path);
 		thps_recollapse_clear(&t->v[i].split);
+		thps_promoted_clear(&t->v[i].promoted);
 	}
 	free(t->v);
 	t->v = NULL;

@@ -25,6 +25,21 @@ struct crecord {
 	    split;		  /* ranges the daemon split, to catch khugepaged rebuilding them */
 	uint64_t recollapsed;	  /* THPs rebuilt after a split, since the start */
 	uint64_t recollapse_debt; /* their bytes, not yet charged to the engine */
+	struct thps_promoted promoted; /* whole THPs the daemon made: the split leaves them */
+	struct crecord_promote {
+		uint64_t ranges, bytes; /* collapsed since the start */
+		uint64_t pass;		/* manager's promote pass these figures are from */
+		uint64_t pass_found, pass_collapsed, pass_bytes;
+		uint64_t opportunity_bytes; /* dense bytes still in small pages (last pass) */
+		uint64_t pass_not_asked;    /* processes: PR_SET_THP_DISABLE, refused before */
+		uint64_t ino;		    /* of the cgroup's directory, for the metrics */
+		bool looked;		    /* a promote policy matched it */
+		bool observe;		    /* the policy observes: found, not collapsed */
+		uint64_t max_bytes;	    /* the policy's max_bytes_per_pass */
+		char policy[72];
+		char note[200]; /* the first failure or stop of the pass */
+		char why[400];	/* why promoted or not, for explain */
+	} prom;
 };
 
 struct crecords {

@@ -87,6 +87,11 @@ static const struct policy_key keys[] = {
     {"action", K_ENUM, 0, 0, "reclaim", "reclaim|split", 0, OFF(action),
      "reclaim: write memory.reclaim; split: split the low-util THPs found by the scanner, "
      "then memory.reclaim of the partially mapped THPs' unmapped bytes"},
+    {"promote", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
+     "collapse the cgroup's dense memory (2M ranges all of whose pages are present, not the "
+     "zero page, not shared) into THPs through MADV_COLLAPSE, at no memory cost; absent: off"},
+    {"promote.max_bytes_per_pass", K_SIZE, 2 * MIB, TIB, NULL, NULL, REQUIRED,
+     OFF(promote_max_bytes_per_pass), "most dense bytes collapsed per cgroup per pass"},
     {"max_bytes_per_action", K_SIZE, 2 * MIB, TIB, "256M", NULL, 0, OFF(max_bytes_per_action),
      "most bytes asked for in one action"},
     {"max_bytes_per_sec", K_SIZE, 1 * MIB, TIB, "64M", NULL, 0, OFF(max_bytes_per_sec),

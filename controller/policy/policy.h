@@ -60,6 +60,7 @@ struct thps_policy {
 	uint64_t trigger_growth_window_usec;
 	enum thps_policy_action action;
 	uint64_t max_bytes_per_action;
+	uint64_t promote_max_bytes_per_pass; /* 0 = promote is off */
 	uint64_t max_bytes_per_sec;
 	uint64_t cooldown_usec;
 	uint64_t scan_interval_usec;

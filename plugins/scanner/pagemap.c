@@ -15,35 +15,6 @@
 #include "maps.h"
 #include "pagemap.h"
 
-/* Linux 6.7 uapi (Debian 12's headers are 6.1). */
-#ifndef PAGEMAP_SCAN
-struct page_region {
-	__u64 start;
-	__u64 end;
-	__u64 categories;
-};
-struct pm_scan_arg {
-	__u64 size;
-	__u64 flags;
-	__u64 start;
-	__u64 end;
-	__u64 walk_end;
-	__u64 vec;
-	__u64 vec_len;
-	__u64 max_pages;
-	__u64 category_inverted;
-	__u64 category_mask;
-	__u64 category_anyof_mask;
-	__u64 return_mask;
-};
-#define PAGEMAP_SCAN	_IOWR('f', 16, struct pm_scan_arg)
-#define PAGE_IS_FILE	(1 << 2)
-#define PAGE_IS_PRESENT (1 << 3)
-#define PAGE_IS_SWAPPED (1 << 4)
-#define PAGE_IS_PFNZERO (1 << 5)
-#define PAGE_IS_HUGE	(1 << 6)
-#endif
-
 #define N_REGIONS 512
 
 int thps_pm_walker_init(struct thps_pm_walker *w, const struct thps_geometry *g, bool use_scan)

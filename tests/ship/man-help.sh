@@ -35,7 +35,7 @@ compare() { # NAME HELPFILE MANFILE
 
 help_opts "$B/thpshrink" >"$T/h"; man_opts thpshrink.8 'GLOBAL OPTIONS' >"$T/m"
 compare "thpshrink" "$T/h" "$T/m"
-for c in report probe reclaim validate explain; do
+for c in report probe reclaim promote validate explain; do
 	help_opts "$B/thpshrink" "$c" >"$T/h"; man_opts thpshrink.8 "$c" >"$T/m"
 	compare "thpshrink $c" "$T/h" "$T/m"
 done

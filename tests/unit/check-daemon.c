@@ -420,6 +420,97 @@ START_TEST(test_kubelet_tree_qos_policies)
 }
 END_TEST
 
+/* The promote step on a fake /proc: process 4242 in /work with one dense 2 MiB range (pagemap
+ * a regular file: the pagemap finder). An observing promote policy finds it, collapses nothing,
+ * and says so in status.json; PR_SET_THP_DISABLE makes the process not asked at all. */
+static void fake_dense_process(const char *thp_enabled)
+{
+	char path[PATH_MAX], status[64];
+	uint64_t e[512];
+	FILE *f;
+
+	mkdirs("proc/4242");
+	put("proc/4242/cgroup", "0::/work\n");
+	put("proc/4242/stat", "4242 (w) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n");
+	snprintf(status, sizeof(status), "Name:\tw\nTHP_enabled:\t%s\n", thp_enabled);
+	put("proc/4242/status", status);
+	put("proc/4242/maps", "40000000-40200000 rw-p 00000000 00:00 0 \n");
+	for (unsigned i = 0; i < 512; i++)
+		e[i] = (UINT64_C(1) << 63) | (UINT64_C(1) << 56) | (5000 + 3 * i);
+	path_of(path, sizeof(path), "proc/4242/pagemap");
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0x40000000 / 4096 * 8, SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(e, sizeof(e), 1, f), 1);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void load_promote_policy(const char *mode)
+{
+	char dir[PATH_MAX], text[512], err[512];
+
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"p\", \"match\": {\"cgroup\": \"/*\"}, \"mode\": \"%s\", "
+		 "\"promote\": {\"max_bytes_per_pass\": \"64M\"}}\n",
+		 mode);
+	mkdirs("policies");
+	put("policies/p.json", text);
+	path_of(dir, sizeof(dir), "policies");
+	dglue_policies_free(m->policies);
+	m->policies = NULL;
+	ck_assert_msg(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)) == 1, "%s", err);
+}
+
+START_TEST(test_promote_observe_finds_only)
+{
+	const char *none[] = { NULL };
+	const struct crecord *rec;
+	_cleanup_free_ char *text = NULL;
+
+	fake_cgroup("work");
+	fake_dense_process("1");
+	load_promote_policy("observe");
+	set_scan(none); /* under THP=never: no THP, the promote step still looks */
+	pass_decide(m, 1000);
+	rec = records_find(&m->recs, "/work");
+	ck_assert_ptr_nonnull(rec);
+	ck_assert(rec->prom.looked);
+	ck_assert_uint_eq(rec->prom.pass_found, 1);
+	ck_assert_uint_eq(rec->prom.pass_collapsed, 0);
+	ck_assert_uint_eq(rec->prom.ranges, 0);
+	ck_assert_uint_eq(rec->prom.opportunity_bytes, 2u << 20);
+	ck_assert_msg(strstr(rec->prom.why, "policy 'p' observes: 2097152 dense bytes found"),
+		      "why: %s", rec->prom.why);
+	ck_assert_int_eq(publish(m), 0);
+	text = get("state/status.json");
+	ck_assert_ptr_nonnull(strstr(text, "\"opportunity_bytes\":2097152"));
+}
+END_TEST
+
+START_TEST(test_promote_thp_disabled_not_asked)
+{
+	const char *none[] = { NULL };
+	const struct crecord *rec;
+
+	fake_cgroup("work");
+	fake_dense_process("0");
+	load_promote_policy("enforce");
+	set_scan(none);
+	pass_decide(m, 1000);
+	rec = records_find(&m->recs, "/work");
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_uint_eq(rec->prom.pass_found, 0);
+	ck_assert_uint_eq(rec->prom.pass_not_asked, 1);
+	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_DISABLED], 1);
+	/* remembered: the next pass does not even look */
+	pass_decide(m, 1001);
+	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_DISABLED], 1);
+	ck_assert_uint_eq(records_find(&m->recs, "/work")->prom.pass_not_asked, 1);
+	ck_assert_msg(strstr(records_find(&m->recs, "/work")->prom.why, "1 processes not asked"), "why: %s",
+		      records_find(&m->recs, "/work")->prom.why);
+}
+END_TEST
+
 static Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -431,6 +522,8 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_enforce_reclaim_writes_and_counts);
 	tcase_add_test(tc, test_status_json_one_cgroup);
 	tcase_add_test(tc, test_kubelet_tree_qos_policies);
+	tcase_add_test(tc, test_promote_observe_finds_only);
+	tcase_add_test(tc, test_promote_thp_disabled_not_asked);
 	suite_add_tcase(s, tc);
 	return s;
 }

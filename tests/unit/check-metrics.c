@@ -99,6 +99,15 @@ static const struct thps_metrics_cgroup_count recollapsed[] = {
 	{ "/web.slice/app", 5 },
 };
 
+static const struct thps_metrics_promoted promoted[] = {
+	{ "/web.slice/app", 0, 16, 32u << 20, 4u << 20 },
+	{ "/db.slice/pg", 900, 3, 6u << 20, 0 },
+};
+
+static const struct thps_metrics_count promote_failures[] = {
+	{ "no_memory", 1 }, { "refused", 2 }, { "thp_disabled", 1 }, { "other", 0 },
+};
+
 static void check_golden(const char *name, const char *text)
 {
 	char path[4096];
@@ -134,6 +143,11 @@ START_TEST(test_golden_full)
 	in.n_containers = ELEMENTSOF(containers);
 	in.recollapsed = recollapsed;
 	in.n_recollapsed = ELEMENTSOF(recollapsed);
+	in.promote_enabled = true;
+	in.promoted = promoted;
+	in.n_promoted = ELEMENTSOF(promoted);
+	in.promote_failures = promote_failures;
+	in.n_promote_failures = ELEMENTSOF(promote_failures);
 	len = thps_metrics_format_alloc(&in, 1 << 20, &text);
 	ck_assert_int_gt(len, 0);
 	ck_assert_uint_eq(strlen(text), (size_t)len);

@@ -239,7 +239,7 @@ START_TEST(test_error_values)
 	expect_errors(
 	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"\\u001b]0;x\\u0007\": 1}",
 	    "t.json:1:41: \\x1b]0;x\\x07: unknown key; expected one of: name, match, mode, "
-	    "lowutil_cut, sizes, trigger, action, max_bytes_per_action, max_bytes_per_sec, "
+	    "lowutil_cut, sizes, trigger, action, promote, max_bytes_per_action, max_bytes_per_sec, "
 	    "cooldown, scan_interval, max_thps_per_sec, pressure_guard",
 	    NULL);
 	expect_errors("{\"name\": \"a\\u001b[31m\", \"match\": {\"cgroup\": \"/\"}}",

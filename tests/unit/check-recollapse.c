@@ -106,6 +106,35 @@ START_TEST(test_pin_after_returns)
 }
 END_TEST
 
+/* A THP the daemon promoted is never handed to the split while it is whole; once partially
+ * mapped it is not dense any more and may be; the bound drops the oldest. */
+START_TEST(test_promoted_never_split_while_whole)
+{
+	struct thps_promoted p = {.max = 2};
+	struct thps_thp_range a = rng(10, 100, 0x200000, 512, 7), b = rng(10, 100, 0x400000, 1024, 7);
+
+	ck_assert(!thps_promoted_has(&p, &a));
+	ck_assert_int_eq(thps_promoted_add(&p, 10, 100, 0x200000), 0);
+	ck_assert_int_eq(thps_promoted_add(&p, 10, 100, 0x200000), 0); /* once */
+	ck_assert_uint_eq(p.n, 1);
+	ck_assert(thps_promoted_has(&p, &a));
+	ck_assert(!thps_promoted_has(&p, &b));
+	a.mapped = 100; /* partially mapped now */
+	ck_assert(!thps_promoted_has(&p, &a));
+	a.mapped = 0;
+	a.pid_starttime = 101; /* a reused pid */
+	ck_assert(!thps_promoted_has(&p, &a));
+	a.pid_starttime = 100;
+	ck_assert_int_eq(thps_promoted_add(&p, 10, 100, 0x400000), 0);
+	ck_assert_int_eq(thps_promoted_add(&p, 10, 100, 0x600000), 0);
+	ck_assert_uint_eq(p.n, 2);
+	ck_assert(!thps_promoted_has(&p, &a)); /* the oldest went */
+	ck_assert(thps_promoted_has(&p, &b));
+	thps_promoted_clear(&p);
+	ck_assert_uint_eq(p.n, 0);
+}
+END_TEST
+
 static Suite *recollapse_suite(void)
 {
 	Suite *s = suite_create("recollapse");
@@ -114,6 +143,7 @@ static Suite *recollapse_suite(void)
 	tcase_add_test(tc, test_cycle_counts_once);
 	tcase_add_test(tc, test_bound_drops_oldest);
 	tcase_add_test(tc, test_pin_after_returns);
+	tcase_add_test(tc, test_promoted_never_split_while_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -236,6 +236,30 @@ START_TEST(test_empty_golden)
 }
 END_TEST
 
+/* thpshrink report with promote's finder: a cgroup under THP=never has no THP, only dense
+ * memory still in small pages (the promotion opportunity), and is shown for it; the cgroup
+ * with THPs shows its dense memory next to its waste; the total sums them. */
+START_TEST(test_dense_golden)
+{
+	struct thps_scan s;
+	struct thps_report_opts o = opts_for(0);
+	struct thps_cgroup_stats *c;
+
+	build_multi(&s, 0, true, true);
+	for (size_t i = 0; i < s.n_cgroups; i++)
+		s.cgroups[i].have_dense = true;
+	c = thps_scan_cgroup(&s, 900, "/db.slice/pg");
+	c->have_dense = true;
+	c->dense_small_bytes = 64u << 20;
+	s.cgroups[0].dense_small_bytes = 4u << 20;
+	s.total.have_dense = true;
+	s.total.dense_small_bytes = 68u << 20;
+	render_and_check(&s, &o, TEXT, "dense.txt");
+	render_and_check(&s, &o, JSON, "dense.json");
+	thps_scan_free(&s);
+}
+END_TEST
+
 /* mTHPs: a cgroup with 64 KiB folios only (1 of 16 subpages used, and full ones), one with a
  * mix of PMD THPs, 16 KiB and 64 KiB folios and a partly mapped 64 KiB folio; the empty case
  * on a kernel whose PMD mode is never but whose 64 KiB size is always. */
@@ -512,6 +536,7 @@ static Suite *report_suite(void)
 
 	tcase_add_test(tc, test_multi_golden);
 	tcase_add_test(tc, test_k8s_golden);
+	tcase_add_test(tc, test_dense_golden);
 	tcase_add_test(tc, test_cut_no_kernel_golden);
 	tcase_add_test(tc, test_empty_golden);
 	tcase_add_test(tc, test_kernel_only_golden);

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "dense.h"
 #include "macro.h"
 #include "kpageflags.h"
 #include "maps.h"
@@ -707,6 +709,140 @@ START_TEST(test_probe)
 }
 END_TEST
 
+/* 512 entries of a dense window: present, exclusive, PFNs scattered (not one THP). */
+static void dense_entries(uint64_t *e, size_t n, uint64_t pfn0)
+{
+	for (size_t i = 0; i < n; i++)
+		e[i] = THPS_PM_PRESENT | THPS_PM_EXCLUSIVE | (pfn0 + 3 * i);
+}
+
+START_TEST(test_dense_window)
+{
+	uint64_t e[512];
+
+	dense_entries(e, 512, 5000);
+	ck_assert(thps_dense_window(e, 512));
+	e[7] &= ~THPS_PM_EXCLUSIVE; /* the zero page, or shared with a fork */
+	ck_assert(!thps_dense_window(e, 512));
+	dense_entries(e, 512, 5000);
+	e[511] = 0; /* absent */
+	ck_assert(!thps_dense_window(e, 512));
+	dense_entries(e, 512, 5000);
+	e[0] = THPS_PM_SWAPPED | 9;
+	ck_assert(!thps_dense_window(e, 512));
+	dense_entries(e, 512, 5000);
+	e[100] |= THPS_PM_FILE;
+	ck_assert(!thps_dense_window(e, 512));
+	dense_entries(e, 512, 5000);
+	e[3] = THPS_PM_PRESENT | THPS_PM_EXCLUSIVE; /* no PFN: cannot tell a THP */
+	ck_assert(!thps_dense_window(e, 512));
+	for (unsigned i = 0; i < 512; i++) /* one whole THP already */
+		e[i] = THPS_PM_PRESENT | THPS_PM_EXCLUSIVE | (1024 + i);
+	ck_assert(!thps_dense_window(e, 512));
+	ck_assert(!thps_dense_window(e, 0));
+}
+END_TEST
+
+START_TEST(test_dense_first_window)
+{
+	struct thps_geometry g;
+	const uint64_t M2 = 2 << 20;
+
+	thps_geometry_default(&g);
+	ck_assert_uint_eq(thps_dense_first_window(&g, 0, M2), 0);
+	ck_assert_uint_eq(thps_dense_first_window(&g, 4096, 2 * M2), M2);
+	ck_assert_uint_eq(thps_dense_first_window(&g, 4096, 2 * M2 - 4096), 2 * M2 - 4096); /* none fits */
+	ck_assert_uint_eq(thps_dense_first_window(&g, M2, 2 * M2 - 4096), 2 * M2 - 4096);
+	ck_assert_uint_eq(thps_dense_first_window(&g, UINT64_MAX - 4095, UINT64_MAX),
+			  UINT64_MAX);
+}
+END_TEST
+
+static uint64_t dense_seen[16];
+static size_t n_dense_seen;
+
+static int dense_collect(void *ud, uint64_t addr)
+{
+	size_t *limit = ud;
+
+	ck_assert_uint_lt(n_dense_seen, ELEMENTSOF(dense_seen));
+	dense_seen[n_dense_seen++] = addr;
+	return limit && n_dense_seen >= *limit ? 1 : 0;
+}
+
+/* A fake /proc/1: maps with one anonymous VMA of 5 windows (+ a file mapping), pagemap a
+ * regular file (so PAGEMAP_SCAN fails with ENOTTY and the pagemap fallback runs). Windows 0
+ * and 3 dense, 1 a THP, 2 with one zero page, 4 with a hole. */
+START_TEST(test_dense_walk_fallback)
+{
+	const uint64_t M2 = 2 << 20, base = 0x40000000;
+	struct thps_geometry g;
+	struct thps_dense_finder f;
+	struct thps_ctx ctx;
+	char p[PATH_MAX];
+	uint64_t e[512];
+	size_t limit = 1;
+	FILE *m;
+	int fd;
+
+	thps_geometry_default(&g);
+	mkdir_p("proc");
+	mkdir_p("proc/1");
+	snprintf(p, sizeof(p), "%s/proc/1/maps", tmpdir);
+	m = fopen(p, "w");
+	ck_assert_ptr_nonnull(m);
+	fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n", base, base + 5 * M2);
+	fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 08:01 42 /usr/lib/x.so\n",
+		base + 5 * M2, base + 6 * M2);
+	fclose(m);
+	snprintf(p, sizeof(p), "%s/proc/1/pagemap", tmpdir);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	for (unsigned w = 0; w < 6; w++) {
+		dense_entries(e, 512, 100000 + 2000 * w);
+		if (w == 1)
+			for (unsigned i = 0; i < 512; i++)
+				e[i] = THPS_PM_PRESENT | THPS_PM_EXCLUSIVE | (4096 + i);
+		if (w == 2)
+			e[200] = THPS_PM_PRESENT | 77;
+		if (w == 4)
+			e[10] = 0;
+		ck_assert_int_eq(pwrite(fd, e, sizeof(e), (off_t)((base + w * M2) / 4096 * 8)),
+				 (ssize_t)sizeof(e));
+	}
+	close(fd);
+	fixture_ctx(&ctx, "", "/nonexistent");
+	snprintf(ctx.proc_root, sizeof(ctx.proc_root), "%s/proc", tmpdir);
+
+	ck_assert_int_eq(thps_dense_init(&f, &g, true), 0);
+	n_dense_seen = 0;
+	ck_assert_int_eq(thps_dense_walk(&f, &ctx, 1, dense_collect, NULL), 0);
+	ck_assert_str_eq(thps_dense_method(&f), "pagemap");
+	ck_assert_uint_eq(n_dense_seen, 2);
+	ck_assert_uint_eq(dense_seen[0], base);
+	ck_assert_uint_eq(dense_seen[1], base + 3 * M2);
+	ck_assert_uint_eq(f.looked_bytes, 5 * M2); /* the file mapping is not looked at */
+	ck_assert_uint_eq(f.pagemap_bytes, 5 * 4096);
+	ck_assert(!f.budget_hit);
+
+	/* the callback stops it */
+	n_dense_seen = 0;
+	ck_assert_int_eq(thps_dense_walk(&f, &ctx, 1, dense_collect, &limit), 0);
+	ck_assert_uint_eq(n_dense_seen, 1);
+
+	/* the budget stops it: 3 windows looked at, the second dense one is past it */
+	f.budget_bytes = 3 * M2;
+	n_dense_seen = 0;
+	ck_assert_int_eq(thps_dense_walk(&f, &ctx, 1, dense_collect, NULL), 0);
+	ck_assert_uint_eq(n_dense_seen, 1);
+	ck_assert(f.budget_hit);
+	ck_assert_uint_eq(f.looked_bytes, 3 * M2);
+
+	ck_assert_int_eq(thps_dense_walk(&f, &ctx, 2, dense_collect, NULL), -ESRCH);
+	thps_dense_done(&f);
+}
+END_TEST
+
 static Suite *scanner_suite(void)
 {
 	Suite *s = suite_create("scanner");
@@ -715,6 +851,8 @@ static Suite *scanner_suite(void)
 
 	tcase_add_test(tc, test_pagemap_bits);
 	tcase_add_test(tc, test_whole_thp);
+	tcase_add_test(tc, test_dense_window);
+	tcase_add_test(tc, test_dense_first_window);
 	tcase_add_test(tc, test_kpageflags_bits);
 	tcase_add_test(tc, test_kpage_fixture);
 	tcase_add_test(tc, test_maps_lines);
@@ -733,6 +871,7 @@ static Suite *scanner_suite(void)
 	tcase_add_test(tt, test_collect_attribution);
 	tcase_add_test(tt, test_cgroup_map);
 	tcase_add_test(tt, test_probe);
+	tcase_add_test(tt, test_dense_walk_fallback);
 	suite_add_tcase(s, tt);
 	return s;
 }

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* promote: collapses a process's (or a cgroup's) dense ranges into THPs through
+ * process_madvise(pidfd, MADV_COLLAPSE): works whatever the sysfs THP setting says, charges the
+ * target's cgroup, and costs no memory on dense ranges (dense.h). The process's own refusal is
+ * final: PR_SET_THP_DISABLE (status THP_enabled: 0) is never asked, and a range the kernel
+ * refuses (EINVAL: VM_NOHUGEPAGE, not eligible; EPERM) is counted, never asked again in the
+ * pass. ENOMEM (no free huge page), or EAGAIN twice in a row for a range (the kernel calls it
+ * transient: a page briefly off the LRU or locked), ends the pass. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "context.h"
+#include "thp.h"
+
+enum thps_promote_fail {
+	THPS_PROMOTE_FAIL_NO_MEMORY, /* EAGAIN / ENOMEM: no free huge page now */
+	THPS_PROMOTE_FAIL_REFUSED,   /* EINVAL / EPERM: the process or its VMA said no */
+	THPS_PROMOTE_FAIL_DISABLED,  /* PR_SET_THP_DISABLE: a whole process, not asked */
+	THPS_PROMOTE_FAIL_OTHER,     /* anything else (the process went away, ...) */
+	THPS_PROMOTE_FAIL_MAX
+};
+/* "no_memory", "refused", "thp_disabled", "other": the metric's reason label. */
+const char *thps_promote_fail_name(enum thps_promote_fail f);
+
+struct thps_promote_opts {
+	uint64_t max_bytes;	  /* collapse at most this much (0: no bound) */
+	bool dry_run;		  /* find, collapse nothing */
+	bool use_scan;		  /* try PAGEMAP_SCAN (else the pagemap fallback) */
+	uint64_t fallback_budget; /* pagemap fallback: address space looked at per process */
+	bool verify;		  /* look at each collapsed range afterwards (kpageflags) */
+	/* called for each range collapsed (optional): the daemon remembers what it promoted */
+	void (*collapsed)(void *userdata, pid_t pid, uint64_t pid_starttime, uint64_t addr);
+	void *userdata;
+};
+
+struct thps_promote_result {
+	uint64_t processes;			  /* looked at */
+	uint64_t ranges_found;			  /* dense ranges found (within max_bytes) */
+	uint64_t ranges_collapsed;		  /* MADV_COLLAPSE succeeded */
+	uint64_t ranges_verified;		  /* a THP afterwards (opts.verify) */
+	uint64_t ranges_not_tried;		  /* found, but the pass stopped first */
+	uint64_t ranges_retried;		  /* EAGAIN once: asked again, alone */
+	uint64_t failures[THPS_PROMOTE_FAIL_MAX]; /* ranges (DISABLED: processes) */
+	bool stopped;				  /* EAGAIN/ENOMEM ended the pass */
+	bool budget_hit;			  /* the pagemap fallback stopped at its budget */
+	uint64_t looked_bytes;			  /* address space the finder covered */
+	uint64_t pagemap_bytes;			  /* pagemap it read */
+	uint64_t find_ns, collapse_ns;
+	const char *method; /* "PAGEMAP_SCAN" / "pagemap" */
+	char note[256];	    /* the first refusal, for the operator */
+};
+
+/* Promotes the dense ranges of pid (one process). Adds to res (zero it first). Returns 0 (also
+ * when the kernel refused or the process exited meanwhile: res says so), -EPERM when this
+ * process may not advise others (no CAP_SYS_NICE), -ENOSYS, or -errno on a failure to read. */
+int thps_promote_pid(const struct thps_ctx *ctx, const struct thps_geometry *g, pid_t pid,
+		     const struct thps_promote_opts *opts, struct thps_promote_result *res);
+
+/* The same for every process in cgroup (relative to the mount, e.g. "/a/b") and below it,
+ * within opts->max_bytes in all. Returns 0, or the first fatal error of thps_promote_pid(). */
+int thps_promote_cgroup(const struct thps_ctx *ctx, const struct thps_geometry *g,
+			const char *cgroup, const struct thps_promote_opts *opts,
+			struct thps_promote_result *res);
+
+/* The dense memory still in small pages (the promotion opportunity) of each process in cgroup
+ * (NULL: all) or of pid alone (0: any): a finder walk, nothing collapsed; fn gets the process's
+ * cgroup and its dense bytes, for each process that has some (PR_SET_THP_DISABLE ones have
+ * none). Returns 0 or -errno. */
+int thps_promote_dense(const struct thps_ctx *ctx, const struct thps_geometry *g,
+		       const char *cgroup, pid_t pid,
+		       void (*fn)(void *userdata, const char *cgroup, uint64_t bytes),
+		       void *userdata);

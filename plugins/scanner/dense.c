@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The dense-range finder (dense.h). PAGEMAP_SCAN returns runs of pages that are present, not
+ * the zero page and not PMD-mapped; the THP-aligned windows inside a run are the candidates,
+ * and one pagemap read of each confirms it (exclusive: a page shared with a fork would be
+ * copied by a collapse). The fallback reads every window of every VMA, so it is bounded. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "dense.h"
+#include "macro.h"
+#include "maps.h"
+#include "pagemap.h"
+
+#define N_REGIONS 512
+
+int thps_dense_init(struct thps_dense_finder *f, const struct thps_geometry *g, bool use_scan)
+{
+	memset(f, 0, sizeof(*f));
+	f->geom = *g;
+	f->scan_state = use_scan;
+	f->entries = calloc(g->subpages, sizeof(uint64_t));
+	f->regions = calloc(N_REGIONS, sizeof(struct page_region));
+	if (!f->entries || !f->regions) {
+		thps_dense_done(f);
+		return -ENOMEM;
+	}
+	f->n_regions = N_REGIONS;
+	return 0;
+}
+
+void thps_dense_done(struct thps_dense_finder *f)
+{
+	free(f->entries);
+	free(f->regions);
+	f->entries = NULL;
+	f->regions = NULL;
+}
+
+const char *thps_dense_method(const struct thps_dense_finder *f)
+{
+	return f->scan_state ? "PAGEMAP_SCAN" : "pagemap";
+}
+
+bool thps_dense_window(const uint64_t *e, size_t n)
+{
+	const uint64_t want = THPS_PM_PRESENT | THPS_PM_EXCLUSIVE;
+	const uint64_t mask = want | THPS_PM_SWAPPED | THPS_PM_FILE;
+
+	if (n == 0)
+		return false;
+	for (size_t j = 0; j < n; j++)
+		if ((e[j] & mask) != want || thps_pm_pfn(e[j]) == 0)
+			return false;
+	return !thps_pm_entries_whole_thp(e, n);
+}
+
+uint64_t thps_dense_first_window(const struct thps_geometry *g, uint64_t start, uint64_t end)
+{
+	uint64_t a = (start + g->thp_size - 1) & ~(g->thp_size - 1);
+
+	if (a < start || a > end || end - a < g->thp_size)
+		return end;
+	return a;
+}
+
+/* Reads the window at a and hands it on if dense. Returns 0, 1 (stop), or -errno. */
+static int confirm(int fd, struct thps_dense_finder *f, uint64_t a, thps_dense_fn fn, void *ud)
+{
+	const struct thps_geometry *g = &f->geom;
+	size_t len = g->subpages * sizeof(uint64_t);
+	ssize_t got = pread(fd, f->entries, len, (off_t)(a / g->page_size * sizeof(uint64_t)));
+
+	if (got < 0)
+		return negative_errno();
+	if ((size_t)got != len)
+		return -ESRCH; /* the mm went away under us */
+	f->pagemap_bytes += len;
+	if (!thps_dense_window(f->entries, g->subpages))
+		return 0;
+	f->dense++;
+	return fn(ud, a);
+}
+
+/* The candidate windows of one run [s, e) of qualifying pages. */
+static int flush_run(int fd, struct thps_dense_finder *f, uint64_t s, uint64_t e, thps_dense_fn fn,
+		     void *ud)
+{
+	for (uint64_t a = thps_dense_first_window(&f->geom, s, e); a < e; a += f->geom.thp_size) {
+		int r;
+
+		if (e - a < f->geom.thp_size)
+			break;
+		r = confirm(fd, f, a, fn, ud);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Returns 0, 1 (stop), -EOPNOTSUPP when the kernel lacks PAGEMAP_SCAN, or -errno. */
+static int walk_vma_scan(int fd, struct thps_dense_finder *f, uint64_t start, uint64_t end,
+			 thps_dense_fn fn, void *ud)
+{
+	struct page_region *vec = f->regions;
+	uint64_t run_s = 0, run_e = 0;
+	int r;
+
+	if (end - start < f->geom.thp_size)
+		return 0;
+	while (start < end) {
+		struct pm_scan_arg arg = {
+		    .size = sizeof(arg),
+		    .start = start,
+		    .end = end,
+		    .vec = (uintptr_t)vec,
+		    .vec_len = f->n_regions,
+		    /* present, and neither the zero page nor PMD-mapped (a THP already) */
+		    .category_mask = PAGE_IS_PRESENT | PAGE_IS_PFNZERO | PAGE_IS_HUGE,
+		    .category_inverted = PAGE_IS_PFNZERO | PAGE_IS_HUGE,
+		    .return_mask = PAGE_IS_PRESENT,
+		};
+		int n = ioctl(fd, PAGEMAP_SCAN, &arg);
+
+		if (n < 0) {
+			if (errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP)
+				return -EOPNOTSUPP;
+			return negative_errno();
+		}
+		f->ioctls++;
+		for (int i = 0; i < n; i++) {
+			if (vec[i].start == run_e) {
+				run_e = vec[i].end;
+				continue;
+			}
+			r = flush_run(fd, f, run_s, run_e, fn, ud);
+			if (r != 0)
+				return r;
+			run_s = vec[i].start;
+			run_e = vec[i].end;
+		}
+		if (arg.walk_end <= start)
+			break; /* no progress: should not happen */
+		f->looked_bytes += arg.walk_end - start;
+		start = arg.walk_end;
+	}
+	return flush_run(fd, f, run_s, run_e, fn, ud);
+}
+
+/* Returns 0, 1 (stop: fn said so or the budget ran out), or -errno. */
+static int walk_vma_pagemap(int fd, struct thps_dense_finder *f, uint64_t start, uint64_t end,
+			    thps_dense_fn fn, void *ud)
+{
+	for (uint64_t a = thps_dense_first_window(&f->geom, start, end); a < end;
+	     a += f->geom.thp_size) {
+		int r;
+
+		if (end - a < f->geom.thp_size)
+			break;
+		if (f->budget_bytes && f->looked_bytes + f->geom.thp_size > f->budget_bytes) {
+			f->budget_hit = true;
+			return 1;
+		}
+		f->looked_bytes += f->geom.thp_size;
+		r = confirm(fd, f, a, fn, ud);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+static int gone(int r)
+{
+	return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+}
+
+int thps_dense_walk(struct thps_dense_finder *f, const struct thps_ctx *ctx, pid_t pid,
+		    thps_dense_fn fn, void *userdata)
+{
+	char path[PATH_MAX];
+	_cleanup_fclose_ FILE *maps = NULL;
+	_cleanup_close_ int fd = -1;
+	struct thps_vma vma;
+	int r;
+
+	f->looked_bytes = f->pagemap_bytes = f->ioctls = f->dense = 0;
+	f->budget_hit = false;
+	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/pagemap", (int)pid);
+	if (r < 0)
+		return r;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = negative_errno();
+		if (r == -ESRCH &&
+		    thps_path(path, sizeof(path), ctx->proc_root, "%d/stat", (int)pid) == 0 &&
+		    access(path, F_OK) == 0)
+			return -ENODATA; /* a kernel thread or a zombie */
+		return gone(r);
+	}
+	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/maps", (int)pid);
+	if (r < 0)
+		return r;
+	maps = fopen(path, "re");
+	if (!maps)
+		return gone(negative_errno());
+
+	while ((r = thps_maps_next(maps, &vma)) > 0) {
+		if (vma.start % f->geom.page_size || vma.end % f->geom.page_size)
+			return -EINVAL;
+		r = -EOPNOTSUPP;
+		if (f->scan_state) {
+			r = walk_vma_scan(fd, f, vma.start, vma.end, fn, userdata);
+			if (r == -EOPNOTSUPP)
+				f->scan_state = 0;
+		}
+		if (r == -EOPNOTSUPP)
+			r = walk_vma_pagemap(fd, f, vma.start, vma.end, fn, userdata);
+		if (r > 0)
+			return 0;
+		if (r < 0)
+			return gone(r);
+	}
+	return gone(r);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Dense ranges: THP-aligned, THP-sized ranges of a private anonymous VMA whose every page is
+ * present, anonymous, mapped by this process alone (not the zero page, not shared with a fork)
+ * and not swapped, and which are not one THP already. Collapsing such a range into a THP
+ * (MADV_COLLAPSE) costs no memory: no hole is filled with zeros, no shared page copied.
+ * On 6.7+ the PAGEMAP_SCAN ioctl hands over the runs of present, non-zero-page, non-huge pages
+ * (skipping empty page tables); each aligned window of a run is then confirmed by one pagemap
+ * read. Elsewhere pagemap is read window by window, within a budget of address space. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "context.h"
+#include "thp.h"
+
+struct thps_dense_finder {
+	struct thps_geometry geom;
+	int scan_state;	   /* 1 try PAGEMAP_SCAN, 0 pagemap only */
+	uint64_t *entries; /* geom.subpages entries */
+	void *regions;	   /* PAGEMAP_SCAN output vector */
+	size_t n_regions;
+	/* pagemap fallback: address space looked at per walk (0: no bound); PAGEMAP_SCAN
+	 * looks only where pages are present and is not bounded */
+	uint64_t budget_bytes;
+	/* what the last walk cost and found */
+	uint64_t looked_bytes;	/* address space covered */
+	uint64_t pagemap_bytes; /* pagemap read */
+	uint64_t ioctls;	/* PAGEMAP_SCAN calls */
+	uint64_t dense;		/* dense ranges handed on */
+	bool budget_hit;	/* the fallback stopped at budget_bytes */
+};
+
+/* A dense range at addr (geom.thp_size long). Returns 0 to go on, 1 to stop the walk (enough),
+ * or -errno to stop it with that error. */
+typedef int (*thps_dense_fn)(void *userdata, uint64_t addr);
+
+/* use_scan: try PAGEMAP_SCAN first. Returns 0 or -ENOMEM. */
+int thps_dense_init(struct thps_dense_finder *f, const struct thps_geometry *g, bool use_scan);
+void thps_dense_done(struct thps_dense_finder *f);
+/* "PAGEMAP_SCAN" or "pagemap": what the finder used (falls back for good on ENOTTY/EINVAL). */
+const char *thps_dense_method(const struct thps_dense_finder *f);
+
+/* Walks the private anonymous VMAs of pid under ctx->proc_root, calling fn for each dense range
+ * in address order. Resets the counters first. Returns 0 (also when fn stopped it or the budget
+ * ran out), -ESRCH when the process is gone, -ENODATA when it has no address space, -EACCES,
+ * or fn's error. */
+int thps_dense_walk(struct thps_dense_finder *f, const struct thps_ctx *ctx, pid_t pid,
+		    thps_dense_fn fn, void *userdata);
+
+/* Pure: whether n pagemap entries (n = subpages, from a THP-aligned address) make a dense
+ * range: each present, exclusive, anonymous, not swapped, with a PFN; and not one whole THP.
+ * Without PFNs (no CAP_SYS_ADMIN) it cannot tell a THP: it says no. */
+bool thps_dense_window(const uint64_t *e, size_t n);
+
+/* Pure: the first THP-aligned address at or above start from which a whole THP fits below end,
+ * or end when none fits. */
+uint64_t thps_dense_first_window(const struct thps_geometry *g, uint64_t start, uint64_t end);
