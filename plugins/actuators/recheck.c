@@ -37,6 +37,39 @@ static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+/* The pagemap entries of r's nr pages, into *ret (malloc'd). Returns 1, 0 when the process or
+ * the range is gone (why says so), or -errno. */
+static int range_entries(const struct thps_ctx *ctx, const struct thps_thp_range *r, uint32_t nr,
+			 uint64_t page_size, uint64_t **ret, char *why, size_t size)
+{
+	_cleanup_close_ int pm = -1;
+	_cleanup_free_ uint64_t *e = NULL;
+	char path[PATH_MAX], rel[64];
+	int k;
+
+	snprintf(rel, sizeof(rel), "%d/pagemap", (int)r->pid);
+	pm = open_proc(ctx, rel, path, sizeof(path));
+	if (pm == -ENOENT || pm == -ESRCH) {
+		snprintf(why, size, "process %d exited", (int)r->pid);
+		return 0;
+	}
+	if (pm < 0)
+		return pm;
+	e = calloc(nr, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	k = pread_full(pm, e, nr * sizeof(*e), r->start / page_size * sizeof(*e));
+	if (k == -EIO || k == -ESRCH) {
+		snprintf(why, size, "0x%llx of process %d is gone", (unsigned long long)r->start,
+			 (int)r->pid);
+		return 0;
+	}
+	if (k < 0)
+		return k;
+	*ret = TAKE_PTR(e);
+	return 1;
+}
+
 /* The same process (pid and start time), the range still mapping the folio at r->pfn, and
  * that folio still a THP head followed by its tails (one read of its flags): a folio of the
  * same head PFN but another size, split to a smaller order meanwhile, is not this one.
@@ -44,9 +77,9 @@ static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 static int folio_unchanged(const struct thps_ctx *ctx, const struct thps_thp_range *r, uint32_t nr,
 			   uint64_t page_size, char *why, size_t size)
 {
-	_cleanup_close_ int pm = -1, kf = -1;
+	_cleanup_close_ int kf = -1;
 	_cleanup_free_ uint64_t *e = NULL, *fl = NULL;
-	char path[PATH_MAX], rel[64];
+	char path[PATH_MAX];
 	uint64_t st;
 	int k;
 
@@ -61,21 +94,12 @@ static int folio_unchanged(const struct thps_ctx *ctx, const struct thps_thp_ran
 		snprintf(why, size, "pid %d is another process now", (int)r->pid);
 		return 0;
 	}
-	snprintf(rel, sizeof(rel), "%d/pagemap", (int)r->pid);
-	pm = open_proc(ctx, rel, path, sizeof(path));
-	if (pm == -ENOENT || pm == -ESRCH) {
-		snprintf(why, size, "process %d exited", (int)r->pid);
-		return 0;
-	}
-	if (pm < 0)
-		return pm;
-	e = calloc(nr, sizeof(*e));
-	fl = calloc(nr, sizeof(*fl));
-	if (!e || !fl)
-		return -ENOMEM;
-	k = pread_full(pm, e, nr * sizeof(*e), r->start / page_size * sizeof(*e));
-	if (k < 0)
+	k = range_entries(ctx, r, nr, page_size, &e, why, size);
+	if (k <= 0)
 		return k;
+	fl = calloc(nr, sizeof(*fl));
+	if (!fl)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < nr; i++)
 		if (!thps_pm_present(e[i]) || thps_pm_pfn(e[i]) != r->pfn + i) {
 			snprintf(why, size, "0x%llx is no longer the THP at PFN 0x%llx",
@@ -162,9 +186,9 @@ int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 int thps_partial_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 			 const struct thps_thp_range *r, char *why, size_t size)
 {
-	_cleanup_close_ int pm = -1, kf = -1;
+	_cleanup_close_ int kf = -1;
 	_cleanup_free_ uint64_t *e = NULL;
-	char path[PATH_MAX], rel[64];
+	char path[PATH_MAX];
 	uint32_t nr = thps_range_pages(r, g), mapped = 0;
 	uint64_t fl[2];
 	int k;
@@ -173,24 +197,8 @@ int thps_partial_recheck(const struct thps_ctx *ctx, const struct thps_geometry 
 		snprintf(why, size, "a folio of %u pages is no THP size", nr);
 		return 0;
 	}
-	snprintf(rel, sizeof(rel), "%d/pagemap", (int)r->pid);
-	pm = open_proc(ctx, rel, path, sizeof(path));
-	if (pm == -ENOENT || pm == -ESRCH) {
-		snprintf(why, size, "process %d exited", (int)r->pid);
-		return 0;
-	}
-	if (pm < 0)
-		return pm;
-	e = calloc(nr, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	k = pread_full(pm, e, nr * sizeof(*e), r->start / g->page_size * sizeof(*e));
-	if (k == -EIO || k == -ESRCH) {
-		snprintf(why, size, "0x%llx of process %d is gone", (unsigned long long)r->start,
-			 (int)r->pid);
-		return 0;
-	}
-	if (k < 0)
+	k = range_entries(ctx, r, nr, g->page_size, &e, why, size);
+	if (k <= 0)
 		return k;
 	for (uint32_t i = 0; i < nr; i++)
 		mapped += thps_pm_present(e[i]) && thps_pm_pfn(e[i]) == r->pfn + i;
