@@ -192,68 +192,97 @@ void heartbeat(struct manager *m)
 				  m->o.state_dir);
 }
 
-int publish(struct manager *m)
-{
-	struct thps_metrics_action *acts = NULL;
-	struct thps_metrics_container *ctrs = NULL;
-	_cleanup_free_ struct thps_metrics_cgroup_count *rcs = NULL;
-	_cleanup_free_ struct thps_metrics_promoted *proms = NULL;
-	struct thps_metrics_count pfail[THPS_PROMOTE_FAIL_MAX];
-	size_t n_rcs = 0, n_proms = 0;
-	struct thps_metrics_flag flags[16];
-	struct scan_memo_figures mf;
-	_cleanup_free_ char *text = NULL;
-	size_t n_acts = 0;
-	int len, r = 0;
+/* The per-cgroup series of the records and registrations, as the metrics take them. */
+struct series {
+	struct thps_metrics_action *acts;
+	size_t n_acts;
+	struct thps_metrics_cgroup_count *rcs;
+	size_t n_rcs;
+	struct thps_metrics_promoted *proms;
+	size_t n_proms;
+	struct thps_metrics_container *ctrs;
+};
 
-	acts = calloc(m->recs.n * DGLUE_N_ACTING + 1, sizeof(*acts));
-	if (!acts)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->recs.n; i++)
-		for (size_t a = 0; a < DGLUE_N_ACTING; a++)
-			if (m->recs.v[i].act[a].count) {
-				acts[n_acts] = m->recs.v[i].act[a];
-				acts[n_acts++].cgroup = m->recs.v[i].path;
-			}
-	rcs = calloc(m->recs.n + 1, sizeof(*rcs));
-	if (!rcs) {
-		free(acts);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->recs.n; i++)
-		if (m->recs.v[i].recollapsed)
-			rcs[n_rcs++] = (struct thps_metrics_cgroup_count){m->recs.v[i].path,
-									  m->recs.v[i].recollapsed};
-	proms = calloc(m->recs.n + 1, sizeof(*proms));
-	if (!proms) {
-		free(acts);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->recs.n; i++)
-		if (m->recs.v[i].prom.looked)
-			proms[n_proms++] = (struct thps_metrics_promoted){
-			    .cgroup = m->recs.v[i].path,
-			    .ino = m->recs.v[i].prom.ino,
-			    .ranges = m->recs.v[i].prom.ranges,
-			    .bytes = m->recs.v[i].prom.bytes,
-			    .opportunity_bytes = m->recs.v[i].prom.opportunity_bytes};
-	for (unsigned i = 0; i < THPS_PROMOTE_FAIL_MAX; i++)
-		pfail[i] =
-		    (struct thps_metrics_count){thps_promote_fail_name(i), m->promote_failures[i]};
+static void series_free(struct series *s)
+{
+	free(s->acts);
+	free(s->rcs);
+	free(s->proms);
+	free(s->ctrs);
+}
+
+/* Returns 0 or -ENOMEM (s then partly filled: series_free() it). */
+static int series_collect(const struct manager *m, struct series *s)
+{
+	s->acts = calloc(m->recs.n * DGLUE_N_ACTING + 1, sizeof(*s->acts));
+	s->rcs = calloc(m->recs.n + 1, sizeof(*s->rcs));
+	s->proms = calloc(m->recs.n + 1, sizeof(*s->proms));
 	/* From the registrations in force now: a container's series leaves with its file. */
-	ctrs = calloc(m->regs.n + 1, sizeof(*ctrs));
-	if (!ctrs) {
-		free(acts);
+	s->ctrs = calloc(m->regs.n + 1, sizeof(*s->ctrs));
+	if (!s->acts || !s->rcs || !s->proms || !s->ctrs)
 		return -ENOMEM;
+	for (size_t i = 0; i < m->recs.n; i++) {
+		const struct crecord *c = &m->recs.v[i];
+
+		for (size_t a = 0; a < DGLUE_N_ACTING; a++)
+			if (c->act[a].count) {
+				s->acts[s->n_acts] = c->act[a];
+				s->acts[s->n_acts++].cgroup = c->path;
+			}
+		if (c->recollapsed)
+			s->rcs[s->n_rcs++] =
+			    (struct thps_metrics_cgroup_count){c->path, c->recollapsed};
+		if (c->prom.looked)
+			s->proms[s->n_proms++] = (struct thps_metrics_promoted){
+			    .cgroup = c->path,
+			    .ino = c->prom.ino,
+			    .ranges = c->prom.ranges,
+			    .bytes = c->prom.bytes,
+			    .opportunity_bytes = c->prom.opportunity_bytes};
 	}
 	for (size_t i = 0; i < m->regs.n; i++) {
 		const struct thps_registration *g = &m->regs.items[i];
 		const struct crecord *rec = records_find(&m->recs, g->cgroup);
 
-		ctrs[i] = (struct thps_metrics_container){
+		s->ctrs[i] = (struct thps_metrics_container){
 		    .cgroup = g->cgroup, .id = g->id, .policy = rec ? rec->last.policy : ""};
 	}
+	return 0;
+}
 
+/* Serves the exposition over HTTP and writes the textfile; a failure is logged, never fatal. */
+static void serve(struct manager *m, const char *text, size_t len)
+{
+	int r;
+
+	if (m->http) {
+		r = http_server_publish(m->http, text, len);
+		if (r < 0)
+			log_warning_errno(
+			    r, "Failed to publish the metrics, serving the previous pass: %m");
+	}
+	if (m->o.textfile) {
+		r = write_file_atomic(m->o.textfile, text, len, 0644);
+		if (r < 0)
+			log_warning_errno(r, "Failed to write the textfile '%s', ignoring: %m",
+					  m->o.textfile);
+	}
+}
+
+int publish(struct manager *m)
+{
+	_cleanup_(series_free) struct series s = {0};
+	struct thps_metrics_count pfail[THPS_PROMOTE_FAIL_MAX];
+	struct thps_metrics_flag flags[16];
+	struct scan_memo_figures mf;
+	_cleanup_free_ char *text = NULL;
+	int len;
+
+	if (series_collect(m, &s) < 0)
+		return -ENOMEM;
+	for (unsigned i = 0; i < THPS_PROMOTE_FAIL_MAX; i++)
+		pfail[i] =
+		    (struct thps_metrics_count){thps_promote_fail_name(i), m->promote_failures[i]};
 	struct thps_metrics_input in = {
 	    .version = PACKAGE_VERSION,
 	    .scan = m->have_scan ? &m->scan : NULL,
@@ -263,18 +292,18 @@ int publish(struct manager *m)
 	    .policies_loaded = dglue_policies_count(m->policies),
 	    .policy_load_errors_total = m->policy_errors,
 	    .policy_last_load_ok = m->policy_last_ok,
-	    .actions = acts,
-	    .n_actions = n_acts,
+	    .actions = s.acts,
+	    .n_actions = s.n_acts,
 	    .decisions = m->decisions,
 	    .n_decisions = m->n_decisions,
-	    .recollapsed = rcs,
-	    .n_recollapsed = n_rcs,
+	    .recollapsed = s.rcs,
+	    .n_recollapsed = s.n_rcs,
 	    .promote_enabled = dglue_policies_promote(m->policies),
-	    .promoted = proms,
-	    .n_promoted = n_proms,
+	    .promoted = s.proms,
+	    .n_promoted = s.n_proms,
 	    .promote_failures = pfail,
 	    .n_promote_failures = THPS_PROMOTE_FAIL_MAX,
-	    .containers = ctrs,
+	    .containers = s.ctrs,
 	    .n_containers = m->regs.n,
 	    .capabilities = flags,
 	    .n_capabilities = dglue_caps_flags(&m->caps, flags, ELEMENTSOF(flags)),
@@ -289,26 +318,13 @@ int publish(struct manager *m)
 	in.memo_bytes = mf.bytes;
 	in.memo_full_refresh_seconds = mf.full_refresh_seconds;
 	len = thps_metrics_format_alloc(&in, METRICS_MAX, &text);
-	free(acts);
-	free(ctrs);
 	/* status.json does not depend on the exposition: 'thpshrink explain' and the liveness
 	 * check read it whatever happened to the metrics. */
 	heartbeat(m);
 	if (len < 0)
 		return log_error_errno(
 		    len, "Failed to format the metrics, serving the previous pass: %m");
-	if (m->http) {
-		r = http_server_publish(m->http, text, len);
-		if (r < 0)
-			log_warning_errno(
-			    r, "Failed to publish the metrics, serving the previous pass: %m");
-	}
-	if (m->o.textfile) {
-		r = write_file_atomic(m->o.textfile, text, len, 0644);
-		if (r < 0)
-			log_warning_errno(r, "Failed to write the textfile '%s', ignoring: %m",
-					  m->o.textfile);
-	}
+	serve(m, text, (size_t)len);
 	return 0;
 }
 
