@@ -129,34 +129,6 @@ static int parse_args(int argc, char **argv, struct promote_args *a)
 	return -1;
 }
 
-/* "/sys/fs/cgroup/a/b", "a/b", "/a/b/" -> "/a/b" (relative to the mount), a directory. 0 or
- * -EINVAL (logged: a usage error). */
-static int resolve_cgroup(const struct thps_ctx *ctx, const char *in, char *buf, size_t size)
-{
-	size_t n = strlen(ctx->cgroup_root);
-	const char *p = in;
-	char dir[PATH_MAX];
-	struct stat st;
-	int k;
-
-	if (n && !strncmp(in, ctx->cgroup_root, n) && (in[n] == '/' || in[n] == 0))
-		p = in + n;
-	p += strspn(p, "/");
-	k = snprintf(buf, size, "/%s", p);
-	if (k < 0 || (size_t)k >= size || !thps_cgroup_path_safe(buf)) {
-		log_error("--cgroup: '%s' is not a cgroup path below '%s'", in, ctx->cgroup_root);
-		return -EINVAL;
-	}
-	while (k > 1 && buf[k - 1] == '/')
-		buf[--k] = 0;
-	if (thps_path(dir, sizeof(dir), ctx->cgroup_root, "%s", buf + 1) < 0 ||
-	    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		log_error("--cgroup: '%s' is no cgroup: '%s' is not a directory", in, dir);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static void json_string(const char *s)
 {
 	putchar('"');
@@ -284,7 +256,7 @@ int thps_cli_promote(int argc, char **argv)
 		}
 		snprintf(label, sizeof(label), "process %d", (int)a.pid);
 	} else {
-		if (resolve_cgroup(&ctx, a.cgroup, cg, sizeof(cg)) < 0)
+		if (thps_cli_resolve_cgroup(&ctx, a.cgroup, cg, sizeof(cg)) < 0)
 			return 2;
 		snprintf(label, sizeof(label), "cgroup %s", cg);
 	}

@@ -79,27 +79,6 @@ static const char *state_dir(void)
 	return e && *e ? e : RUNSTATEDIR "/thpshrink";
 }
 
-/* "/sys/fs/cgroup/a/b", "a/b", "/a/b/" -> "/a/b" (relative to the mount). */
-static int normalize_cgroup(const struct thps_ctx *ctx, const char *in, char *buf, size_t size)
-{
-	size_t n = strlen(ctx->cgroup_root);
-	const char *p = in;
-	int k;
-
-	if (n && strncmp(in, ctx->cgroup_root, n) == 0 && (in[n] == '/' || in[n] == 0))
-		p = in + n;
-	while (*p == '/')
-		p++;
-	k = snprintf(buf, size, "/%s", p);
-	if (k < 0 || (size_t)k >= size)
-		return -ENAMETOOLONG;
-	if (!thps_cgroup_path_safe(buf))
-		return -EINVAL;
-	while (k > 1 && buf[k - 1] == '/')
-		buf[--k] = 0;
-	return 0;
-}
-
 /* ranges: record the folios a split acts on (partial: the partially mapped ones too). */
 static int scan_cgroup(const struct thps_ctx *ctx, const struct thps_geometry *g, const char *cg,
 		       const struct reclaim_args *a, bool ranges, bool partial,
@@ -609,9 +588,6 @@ static int load_system(struct reclaim_run *run, const struct reclaim_args *a)
  * usage error). */
 static int resolve_cgroup(struct reclaim_run *run, const struct reclaim_args *a)
 {
-	char dir[PATH_MAX];
-	struct stat st;
-
 	if (a->pid) {
 		if (kill(a->pid, 0) < 0 && errno == ESRCH) {
 			log_error("--pid: no process %d", (int)a->pid);
@@ -620,16 +596,8 @@ static int resolve_cgroup(struct reclaim_run *run, const struct reclaim_args *a)
 		snprintf(run->label, sizeof(run->label), "process %d", (int)a->pid);
 		return 0;
 	}
-	if (normalize_cgroup(&run->ctx, a->cgroup, run->cg, sizeof(run->cg)) < 0) {
-		log_error("--cgroup: '%s' is not a cgroup path below '%s'", a->cgroup,
-			  run->ctx.cgroup_root);
+	if (thps_cli_resolve_cgroup(&run->ctx, a->cgroup, run->cg, sizeof(run->cg)) < 0)
 		return -EINVAL;
-	}
-	if (thps_path(dir, sizeof(dir), run->ctx.cgroup_root, "%s", run->cg + 1) < 0 ||
-	    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		log_error("--cgroup: '%s' is no cgroup: '%s' is not a directory", a->cgroup, dir);
-		return -EINVAL;
-	}
 	snprintf(run->label, sizeof(run->label), "cgroup %.50s", run->cg);
 	return 0;
 }

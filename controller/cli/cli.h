@@ -2,6 +2,7 @@
 /* The thpshrink CLI's subcommands. Each lives in its own cli-<name>.c and returns the
  * process exit status (0 ok, 1 failure the user must see, 2 usage). */
 #pragma once
+#include <stddef.h>
 
 struct thps_cli_command {
 	const char *name;
@@ -10,6 +11,11 @@ struct thps_cli_command {
 };
 
 extern const struct thps_cli_command thps_cli_commands[];
+
+struct thps_ctx;
+/* --cgroup as every command takes it: "/sys/fs/cgroup/a/b", "a/b", "/a/b/" -> "/a/b" (relative
+ * to the mount), which must be a directory. Returns 0, or -EINVAL (logged: a usage error). */
+int thps_cli_resolve_cgroup(const struct thps_ctx *ctx, const char *in, char *buf, size_t size);
 
 /* thpshrink report (cli-report.c). */
 int thps_cli_report(int argc, char **argv);
