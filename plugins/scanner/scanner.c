@@ -554,7 +554,8 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 	struct scanner s = {
 	    .ctx = *ctx, .opts = opts, .scan = scan, .kpage = {.flags_fd = -1, .cgroup_fd = -1}};
 	struct thps_scanner_hooks def = {.use_pagemap_scan = 1};
-	struct thps_reader reader = {0};
+	/* a caller's own count hook leaves the reader unused: its done must close nothing */
+	struct thps_reader reader = {.mem_fd = -1, .pm_fd = -1};
 	uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	const struct thps_geometry *g = &scan->geom;
 	int r;

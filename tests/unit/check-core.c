@@ -269,14 +269,15 @@ START_TEST(test_pidfd_checked_and_batch_errors)
 		_exit(0);
 	}
 	ck_assert_int_eq(thps_proc_starttime(&ctx, child, &st), 0);
-	ck_assert_int_eq(thps_pidfd_open(&ctx, child, st + 1), -ESRCH); /* another process */
 	fd = thps_pidfd_open(&ctx, child, st);
-	if (fd == -ENOSYS) {
+	if (fd == -ENOSYS) { /* a kernel before 5.3, or valgrind 3.19, which lacks the syscall */
+		printf("SKIP: pidfd batch errors: pidfd_open answered ENOSYS here\n");
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
-		return; /* no pidfd_open on this kernel: nothing to test */
+		return;
 	}
 	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(thps_pidfd_open(&ctx, child, st + 1), -ESRCH); /* another process */
 	for (int i = 0; i < 5; i++)
 		addrs[i] = (uint64_t)(uintptr_t)(m + (i % 4) * page);
 	r = thps_pmadvise(fd, MADV_COLD, addrs, 5, (uint64_t)page, err);
