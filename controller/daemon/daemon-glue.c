@@ -258,10 +258,36 @@ static double cgroup_pressure(const struct thps_ctx *ctx, const char *cgroup)
 	return psi.some.avg10;
 }
 
+/* Takes the ranges khugepaged re-collapsed too often (pinned: range_for_split() never picks
+ * them again) out of a split policy's figures: waste no split can reach must not fire one, or
+ * the daemon asks for a split every cooldown and the actuator finds nothing to split. */
+static void drop_pinned(const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+			const struct thps_policy *pol, const struct thps_recollapse *rc,
+			uint64_t *folios, uint64_t *zero)
+{
+	uint32_t sizes = thps_policy_acted_sizes(pol, &scan->geom);
+
+	if (!rc || !rc->n || pol->action != THPS_POLICY_SPLIT)
+		return;
+	for (size_t i = 0; i < scan->n_ranges; i++) {
+		const struct thps_thp_range *t = &scan->ranges[i];
+		uint32_t pages = thps_range_pages(t, &scan->geom);
+
+		if (t->ino != c->ino || t->mapped || !thps_recollapse_pinned(rc, t))
+			continue;
+		if (sizes && !(sizes & (UINT32_C(1) << thps_folio_order(pages))))
+			continue;
+		if (thps_bucket_n(pages, t->utilized) > pol->lowutil_max_bucket)
+			continue;
+		*folios -= MIN(*folios, 1);
+		*zero -= MIN(*zero, (uint64_t)(pages - MIN(pages, t->utilized)));
+	}
+}
+
 int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
 		 const struct thps_scan *scan, const struct thps_cgroup_stats *c,
-		 const char *container, const char *policy_name, bool observe_only,
-		 uint64_t now_usec, struct dglue_decision *ret)
+		 const struct thps_recollapse *rc, const char *container, const char *policy_name,
+		 bool observe_only, uint64_t now_usec, struct dglue_decision *ret)
 {
 	const struct thps_policy *pol = NULL;
 
@@ -274,6 +300,7 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 	uint64_t lu_n, lu_z;
 	thps_cgroup_lowutil(c, &scan->geom, pol->lowutil_max_bucket,
 			    thps_policy_acted_sizes(pol, &scan->geom), &lu_n, &lu_z);
+	drop_pinned(scan, c, pol, rc, &lu_n, &lu_z);
 	const struct thps_figures f = {
 	    .lowutil_thps = lu_n,
 	    .waste_bytes = lu_z * scan->geom.page_size,

@@ -103,12 +103,13 @@ const char *dglue_sources_description(void);
 
 /* Matches c's policy (policy_name, from a container registration, first; container is the
  * registration's name for match.container; both may be NULL) and asks the engine.
+ * rc (may be NULL) are c's split ranges: the pinned ones are no waste to a split.
  * observe_only turns actions into "observe". now_usec is CLOCK_MONOTONIC. Returns 0 or -errno
  * (-ENOSPC: too many cgroups tracked). */
 int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
 		 const struct thps_scan *scan, const struct thps_cgroup_stats *c,
-		 const char *container, const char *policy_name, bool observe_only,
-		 uint64_t now_usec, struct dglue_decision *ret);
+		 const struct thps_recollapse *rc, const char *container, const char *policy_name,
+		 bool observe_only, uint64_t now_usec, struct dglue_decision *ret);
 
 struct dglue_result {
 	uint64_t requested;

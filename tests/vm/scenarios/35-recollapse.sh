@@ -54,12 +54,21 @@ until grep -q '"recollapsed_thps":[ ]*[1-9]' $D/state/status.json 2>/dev/null ||
 done
 vm_check status-json "$(grep -o '"recollapsed_thps":[ ]*[0-9]*' $D/state/status.json)" \
 	grep -q '"recollapsed_thps":[ ]*[1-9]' $D/state/status.json
-# The split after a re-collapse gave back only what khugepaged took: the engine backs off.
+# The tug of war ends: the split after a re-collapse gave back only what khugepaged took, so
+# the engine backs off (noeffect_backoff; a decision only while the stretched cooldown holds,
+# which a pass after it misses), and a range rebuilt 3 times is no longer split (pinned). Once
+# every range is pinned the daemon asks for no split that finds nothing to split ("failed").
+backoff() { vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"'; }
 i=0
-until [ "$(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ] || [ $i -gt 300 ]; do
+until [ "$(backoff)" -gt 0 ] || grep -q "no longer split" $D/daemon.log || [ $i -gt 300 ]; do
 	sleep 0.1; i=$((i + 1))
 done
-vm_check backs-off "noeffect_backoff decisions $(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"'), split actions $(vm_metric thpshrink_actions_total 'cgroup="/rc-work",' 'action="split"')" \
-	[ "$(vm_metric thpshrink_decisions_total 'decision="noeffect_backoff"')" -gt 0 ]
+pins=$(grep -m1 -o "[0-9]* ranges came back [0-9]* times after a split" $D/daemon.log)
+vm_check backs-off "noeffect_backoff decisions $(backoff), pinned: ${pins:-none}, split actions $(vm_metric thpshrink_actions_total 'cgroup="/rc-work",' 'action="split"')" \
+	[ "$(backoff)" -gt 0 -o -n "$pins" ]
+sleep 6
+failed=$(vm_metric thpshrink_decisions_total 'decision="failed"')
+vm_check no-empty-splits "failed decisions $failed after 6 s more ($(grep -c 'nothing to split' $D/daemon.log) 'nothing to split' lines)" \
+	[ "$failed" = 0 ]
 vm_finish_bloat_and_daemon $DPID
 grep -E "cgroup '/rc-work'" $D/daemon.log | tail -6 | sed 's/^/# /'
