@@ -80,21 +80,27 @@ static void fake_cgroup(const char *name)
 	put(rel, "");
 }
 
-/* One policy for every cgroup: mode (enforce|observe), reclaim once 2 MiB are low-util. */
-static void load_policy(const char *mode)
+/* One policy for every cgroup: mode (enforce|observe), action (reclaim|split) once 2 MiB are
+ * low-util. */
+static void load_policy_action(const char *mode, const char *action)
 {
 	char dir[PATH_MAX], text[512], err[512];
 
 	snprintf(text, sizeof(text),
 		 "{\"policies\": [{\"name\": \"t\", \"match\": {\"cgroup\": \"/*\"}, \"mode\": \"%s\", "
-		 "\"trigger\": {\"min_waste\": \"2M\"}, \"action\": \"reclaim\"}]}\n",
-		 mode);
+		 "\"trigger\": {\"min_waste\": \"2M\"}, \"action\": \"%s\"}]}\n",
+		 mode, action);
 	mkdirs("policies");
 	put("policies/t.json", text);
 	path_of(dir, sizeof(dir), "policies");
 	dglue_policies_free(m->policies);
 	m->policies = NULL;
 	ck_assert_msg(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)) == 1, "%s", err);
+}
+
+static void load_policy(const char *mode)
+{
+	load_policy_action(mode, "reclaim");
 }
 
 /* A fresh scan holding the named cgroups (NULL-terminated), each with four empty THPs: 8 MiB
@@ -243,6 +249,65 @@ START_TEST(test_enforce_reclaim_writes_and_counts)
 	/* The fake memory.current does not move: nothing was given back. */
 	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].bytes_given_back, 0);
 	ck_assert_str_eq(m->last_action, "reclaim /work 0.0 MiB");
+}
+END_TEST
+
+/* Ranges khugepaged rebuilt THPS_RECOLLAPSE_PIN_AFTER times are never split again: they must not
+ * fire a split either (the k73 CI run asked for 20 splits that found nothing to split). */
+static void pin_ranges(struct crecord *rec, unsigned n)
+{
+	rec->split.v = calloc(n, sizeof(*rec->split.v));
+	ck_assert_ptr_nonnull(rec->split.v);
+	for (unsigned k = 0; k < n; k++)
+		rec->split.v[k] = (struct thps_split_mark){
+		    .pid = getpid(), .pid_starttime = 1, .start = (uint64_t)(k + 1) << 21,
+		    .pfn = k + 1, .returns = THPS_RECOLLAPSE_PIN_AFTER};
+	rec->split.n = n;
+}
+
+static void scan_with_ranges(const char *const *paths)
+{
+	set_scan(paths);
+	for (unsigned k = 0; k < 4; k++) {
+		const struct thps_thp_range r = {.pid = getpid(), .pid_starttime = 1,
+						 .start = (uint64_t)(k + 1) << 21, .pfn = k + 1,
+						 .ino = 100};
+
+		ck_assert_int_eq(thps_scan_add_range(&m->scan, &r), 0);
+	}
+}
+
+START_TEST(test_pinned_ranges_fire_no_split)
+{
+	const char *one[] = { "/work", NULL };
+	struct crecord *rec;
+
+	fake_cgroup("work");
+	/* Two of four pinned: the waste is the other two's. */
+	load_policy_action("observe", "split");
+	scan_with_ranges(one);
+	rec = records_get(&m->recs, "/work");
+	ck_assert_ptr_nonnull(rec);
+	pin_ranges(rec, 2);
+	pass_decide(m, 1000);
+	ck_assert_str_eq(rec->last.rule, "observe");
+	ck_assert_uint_eq(rec->last.lowutil_thps, 2);
+	ck_assert_uint_eq(rec->last.waste_bytes, 2u << 21);
+
+	/* All four pinned: an enforce split policy sees no waste, so nothing fires or fails. */
+	load_policy_action("enforce", "split");
+	thps_recollapse_clear(&rec->split);
+	pin_ranges(rec, 4);
+	pass_decide(m, 1001);
+	ck_assert_str_eq(rec->last.rule, "no_trigger");
+	ck_assert_int_eq(rec->last.action, DGLUE_ACT_NONE);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_SPLIT].count, 0);
+	ck_assert_uint_eq(decisions_named("failed"), 0);
+
+	/* A reclaim policy is not about splits: the pinned ranges are waste to it. */
+	load_policy_action("observe", "reclaim");
+	pass_decide(m, 1002);
+	ck_assert_uint_eq(rec->last.waste_bytes, 4u << 21);
 }
 END_TEST
 
@@ -520,6 +585,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_records_follow_cgroup_dirs);
 	tcase_add_test(tc, test_observe_asks_kernel_nothing);
 	tcase_add_test(tc, test_enforce_reclaim_writes_and_counts);
+	tcase_add_test(tc, test_pinned_ranges_fire_no_split);
 	tcase_add_test(tc, test_status_json_one_cgroup);
 	tcase_add_test(tc, test_kubelet_tree_qos_policies);
 	tcase_add_test(tc, test_promote_observe_finds_only);
