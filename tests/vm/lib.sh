@@ -37,6 +37,8 @@
 #                            (init restores the boot-time max_ptes_none, khugepaged sleeps and
 #                            THP mode after every scenario, and kills its cgroups' processes)
 #   vm_uptime                seconds since boot (for timings)
+# The host's Debian (boots with initramfs.d/node.sh's share: 70-node, 47-podman):
+#   vm_host_root R           a chroot at R of the host's /usr over 9p; 1 after a SKIP if not
 #   vm_mib BYTES             BYTES in MiB, one decimal
 # Checking with the host's tools:
 #   vm_export NAME FILE      sends FILE to the host (gzip + base64 on the console); run-vm.sh then
@@ -148,6 +150,31 @@ vm_check_sibling_untouched() { # CG MEMORY_CURRENT_BEFORE ANON_THP_BEFORE
 		[ $(($2 - _mc1)) -le $_stock -a "$_thp1" -ge "$3" ]
 	vm_thpcheck "$SIB_PID" "$SIB_START" "$SIB_END"
 	vm_check sibling-not-split "sibling THPs=$chk_thp of 8" [ "$chk_thp" = 8 ]
+}
+
+# vm_host_root R: a chroot at R of the host's /usr, shared read-only over virtio-9p (the boot
+# must carry initramfs.d/node.sh's share), with the guest's own /proc, /sys and /dev, a tmpfs
+# root, /tmp and /run, and Debian's /etc essentials. Returns 1 after a SKIP line saying why not.
+vm_host_root() { # R
+	for _m in netfs fscache 9pnet 9pnet_virtio 9p; do
+		[ -f /node/9p/$_m.ko ] || [ $_m != fscache ] || continue
+		insmod /node/9p/$_m.ko 2>/dev/null || grep -q "^$_m " /proc/modules || {
+			vm_skip share "insmod $_m.ko failed"; return 1; }
+	done
+	mkdir -p "$1"
+	mount -t tmpfs -o size=64m,mode=755 hostroot "$1"
+	mkdir -p "$1"/usr "$1"/etc "$1"/proc "$1"/sys "$1"/dev "$1"/tmp "$1"/run "$1"/var
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostusr "$1"/usr || {
+		vm_skip share "mount of the host's /usr over 9p failed"; return 1; }
+	for _l in bin lib lib64 sbin; do ln -s usr/$_l "$1"/$_l; done
+	cp -a /node/etc/. "$1"/etc/
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$1"/etc/passwd
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$1"/etc/group
+	echo '127.0.0.1 localhost' > "$1"/etc/hosts
+	mount --bind /proc "$1"/proc; mount --bind /sys "$1"/sys; mount --bind /dev "$1"/dev
+	mount --bind /sys/fs/cgroup "$1"/sys/fs/cgroup
+	mount -t tmpfs -o mode=1777 tmp "$1"/tmp
+	mount -t tmpfs -o mode=755 run "$1"/run
 }
 
 vm_mem_current() { cat "$(vm_cgpath "$1")/memory.current"; }

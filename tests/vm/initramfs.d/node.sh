@@ -1,18 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced by run-vm.sh (S, KERNEL, here, srcdir, builddir, outdir, copy_with_libs): what
-# scenarios/70-node.sh needs, only when it is part of this boot and the kernel is not k61 or rfc
-# (it skips there): the services' sources (tests/vm/node/), the Java service compiled with
-# javac, the Go service built with Debian's golang (static), the shipped policies, the kernel's
-# 9p modules (fetch-9p-modules.sh) and a read-only virtio-9p share of the host's /usr
-# (QEMU_EXTRA), from which the guest runs Debian's python3, node, java, memcached and Redis in a
-# chroot. Other boots stay as they were: no share, nothing added. Whatever is missing is written
-# to /node/missing; the scenario says SKIP with it.
+# scenarios/70-node.sh and 47-podman.sh need, only when one of them is part of this boot and
+# the kernel is not k61 or rfc (they skip there): the services' sources (tests/vm/node/), the
+# Java service compiled with javac, the Go service built with Debian's golang (static), the
+# shipped policies, the packaged hooks.d file, the kernel's 9p modules (fetch-9p-modules.sh)
+# and a read-only virtio-9p share of the host's /usr (QEMU_EXTRA), from which the guest runs
+# Debian's python3, node, java, memcached, Redis and podman in a chroot. Other boots stay as
+# they were: no share, nothing added. What 70-node misses is written to /node/missing; the
+# scenario says SKIP with it.
 _node_want=no
 case $KERNEL in
 k61 | rfc) ;; # no zero-page remap on split: 70-node skips there, and the boot stays as it was
 *)
 	# shellcheck disable=SC2053
-	[[ 70-node == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes ;;
+	[[ 70-node == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes
+	[[ 47-podman == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes ;;
 esac
 if [ $_node_want = yes ]; then
 	_n=$S/node
@@ -20,6 +22,9 @@ if [ $_node_want = yes ]; then
 	: > "$_n/missing"
 	install -m 644 "$here"/node/pysvc.py "$here"/node/nodesvc.js "$here"/node/loadgen.py "$_n/"
 	install -m 644 "$srcdir"/deploy/policies/*.json "$_n/policies/"
+	# 47-podman: the hooks.d file as the package makes it (pkglibexecdir /usr/libexec/thpshrink)
+	mkdir -p "$_n/hooks.d"
+	sed 's|@pkglibexecdir[@]|/usr/libexec/thpshrink|g' "$srcdir"/deploy/oci/thpshrink.json.in > "$_n/hooks.d/thpshrink.json"
 	if command -v javac >/dev/null; then
 		javac -d "$_n" "$here/node/Svc.java" 2>> "$outdir/$KERNEL.fetch.log" || echo "javac failed on Svc.java" >> "$_n/missing"
 	else
@@ -46,6 +51,12 @@ if [ $_node_want = yes ]; then
 			esac
 			# redis-server is redis-check-rdb under another name: keep the name
 			[ "$_b" = redis-server ] && [ -n "$_p" ] && _p=/usr/bin/redis-server
+			echo "BIN_$(echo "$_b" | tr a-z- A-Z_)=$_p"
+		done
+		# 47-podman's (it says SKIP without them; 70-node does not need them)
+		for _b in podman conmon crun; do
+			_p=$(readlink -f "/usr/bin/$_b" 2>/dev/null)
+			case $_p in /usr/*) [ -x "$_p" ] || _p= ;; *) _p= ;; esac
 			echo "BIN_$(echo "$_b" | tr a-z- A-Z_)=$_p"
 		done
 	} > "$_n/env"

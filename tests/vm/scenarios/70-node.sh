@@ -103,23 +103,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else
 
 # --- the host's /usr over 9p, in a chroot with the guest's own /proc, /sys, /dev, /tmp
 t0=$(vm_uptime)
-for m in netfs fscache 9pnet 9pnet_virtio 9p; do
-	[ -f /node/9p/$m.ko ] || [ $m != fscache ] || continue
-	insmod /node/9p/$m.ko 2>/dev/null || grep -q "^$m " /proc/modules || {
-		vm_skip share "insmod $m.ko failed"; exit 0; }
-done
-mkdir -p $R
-mount -t tmpfs -o size=16m,mode=755 hostroot $R
-mkdir -p $R/usr $R/etc $R/proc $R/sys $R/dev $R/tmp $R/run
-mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostusr $R/usr || {
-	vm_skip share "mount of the host's /usr over 9p failed"; exit 0; }
-for l in bin lib lib64 sbin; do ln -s usr/$l $R/$l; done
-cp -a /node/etc/. $R/etc/
-printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > $R/etc/passwd
-printf 'root:x:0:\nnogroup:x:65534:\n' > $R/etc/group
-echo '127.0.0.1 localhost' > $R/etc/hosts
-mount --bind /proc $R/proc; mount --bind /sys $R/sys; mount --bind /dev $R/dev
-mount -t tmpfs -o mode=1777 tmp $R/tmp
+vm_host_root $R || exit 0
 mkdir -p $R/tmp/node
 cp /node/*.py /node/*.js /node/*.class /node/gosvc $R/tmp/node/
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
