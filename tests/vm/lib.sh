@@ -164,8 +164,13 @@ vm_host_root() { # R
 	mkdir -p "$1"
 	mount -t tmpfs -o size=64m,mode=755 hostroot "$1"
 	mkdir -p "$1"/usr "$1"/etc "$1"/proc "$1"/sys "$1"/dev "$1"/tmp "$1"/run "$1"/var
-	mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostusr "$1"/usr || {
-		vm_skip share "mount of the host's /usr over 9p failed"; return 1; }
+	# one mount of the share per boot (a virtio-9p channel serves one mount), bound where needed
+	if ! grep -q " /hostusr 9p " /proc/mounts; then
+		mkdir -p /hostusr
+		mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostusr /hostusr || {
+			vm_skip share "mount of the host's /usr over 9p failed"; return 1; }
+	fi
+	mount --bind /hostusr "$1"/usr
 	for _l in bin lib lib64 sbin; do ln -s usr/$_l "$1"/$_l; done
 	cp -a /node/etc/. "$1"/etc/
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$1"/etc/passwd
