@@ -17,7 +17,7 @@ out=$b/tests/bench/node-$k${THPS_NODE_SUFFIX:-}
 mkdir -p "$out"
 if [ -z "${THPS_NODE_REUSE:-}" ]; then   # THPS_NODE_REUSE=1: tabulate the last run again
 	THPS_VM_SCENARIOS='70-*' THPS_VM_OUTDIR=$out THPS_VM_TIMEOUT=${THPS_VM_TIMEOUT:-2400} \
-		THPS_VM_APPEND="thps.node_scale=$scale thps.node_settle=${THPS_NODE_SETTLE:-30} thps.node_bench=${THPS_NODE_BENCH:-6} THPS_VM_SCENARIO_TIMEOUT=2300" \
+		THPS_VM_APPEND="thps.node_scale=$scale thps.node_settle=${THPS_NODE_SETTLE:-30} thps.node_bench=${THPS_NODE_BENCH:-6} thps.node_rounds=${THPS_NODE_ROUNDS:-3} THPS_VM_SCENARIO_TIMEOUT=2300" \
 		top_srcdir=$(cd "$here/../.." && pwd) top_builddir=$b \
 		"$here/../vm/run-vm.sh" "$k" > "$out/run.txt" 2>&1
 	rc=$?
