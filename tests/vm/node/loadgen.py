@@ -46,10 +46,7 @@ class Memc:
         self.s = socket.create_connection(("127.0.0.1", port), timeout=600)
         self.f = self.s.makefile("rwb")
     def set(self, k, v, exp=0):
-        self.f.write(b"set %s 0 %d %d\r\n%s\r\n" % (k, exp, len(v), v)); self.f.flush()
-        r = self.f.readline()
-        if r != b"STORED\r\n":
-            raise RuntimeError("set %s -> %r" % (k, r))
+        self.set_many([(k, v, exp)])
     def set_many(self, items):
         # pipelined: one write of every command, then the replies (one round trip per batch;
         # one per value made the fill 60-90 s under TCG, the longest of the six)
