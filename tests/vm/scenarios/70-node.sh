@@ -19,7 +19,8 @@
 #   python     dicts and lists of small objects (pymalloc), 3 generations grown then thinned to 1/4
 #   go         Debian's golang, built at test time: HTTP handlers that allocate, Go's GC
 #   jvm        OpenJDK 17, G1, a pool of 300 threads, the same grow/thin/work requests; glibc's
-#              arenas trimmed every second (-XX:TrimNativeHeapInterval=1000)
+#              arenas trimmed every second (-XX:TrimNativeHeapInterval=1000), the free heap
+#              given back after a full collection (-XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20)
 #   nodejs     V8 heap churn, the same requests; --optimize-for-size
 # Per configuration: start all, fill all at once, settle, benchmark each (its own load
 # generator, BENCH s, ROUNDS times (2; THP never once), each after a calibration loop), settle, measure (memory.current, anon, file, anon_thp; thpshrink report
@@ -29,11 +30,11 @@
 # pages) in all three, the same history compressed. The page cache is dropped before each (the
 # services' file pages are charged to whichever cgroup reads them first).
 # Checks: every data check; the node's footprint (sum of the services' memory.current) with
-# thpshrinkd within NODE_TOL % (5) of THP never, its anon memory within ANON_TOL % (10), and the
+# thpshrinkd within NODE_TOL % (3) of THP never, its anon memory within ANON_TOL % (5), and the
 # THP waste left in it within THP_TOL % (3); each service's file pages (its binaries and
-# libraries) kept during thpshrinkd's actions: the splits go through process_madvise; THP
-# retention: of the THPs THP always leaves >= 90 % used (bucket 9), >= 90 % are still THPs with
-# thpshrinkd; each service's
+# libraries, memory.stat file) with thpshrinkd >= 95 % of THP never's, and none evicted by its
+# actions (the splits go through process_madvise); THP retention: of the THPs THP always leaves
+# >= 90 % used (bucket 9), >= 90 % are still THPs with thpshrinkd; each service's
 # throughput >= 0.5 of THP always's (a collapse guard under TCG: the best of ROUNDS, as is or per
 # calibration loop); the daemon splits by process_madvise and exits 0 on SIGTERM.
 # Figures: "# node-fig K=V ..." lines, "# node-hist" (each THP histogram), "# node-smaps" (the
@@ -69,26 +70,24 @@ SETTLE=$(sed -n 's/.*thps\.node_settle=\([0-9]*\).*/\1/p' /proc/cmdline)
 SETTLE=${SETTLE:-20}
 NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
-# The bound CI asserts: the issue's 5 % on memory.current, 15 % on anon (thps.node_tol=N sets
-# another). It holds because the runtimes run as a fleet runs them for a stable footprint, the same
-# in all three configurations: the JVM trims glibc's malloc arenas (-XX:TrimNativeHeapInterval=1000;
-# without it the same JVM's anon ranged 91.6-109.0 MiB on the host, 66.3-72.0 with it) and V8
-# sizes for memory (--optimize-for-size; Node.js's anon after a full collection 48.9-68.6 MiB on
-# the host without it, 15.7-17.8 with it). Measured with them: 93.2 %, 93.7 % (6.12), 92.1 % (7.3),
-# anon 107.5 %, 98.9 %, 102.7 %; G1 still moves the JVM's anon by up to 15 MiB between runs.
-# Before them, with the shipped policies, CI measured 105.8 % (anon 111.5 %) on 6.12, the JVM
-# +17 MiB anon over THP never with 2.3 MiB of zero subpages left in its THPs: the collectors'
-# sizing, not THP.
-# With splits through process_madvise the page cache stays: memory.current is compared like for
-# like. The goal is 3 % (memory.current) and 5 % (anon): met in the runs README cites (6.12:
-# 99.5 % / 100.6 %, 102.8 % / 104.9 %), but the JVM's own heap moved by +-10 MiB between runs
-# of the same configuration (G1, with no THP waste left in it), which is 4 % of this node: CI
-# asserts 5 % and 10 % on the totals, and the goal's 3 % on what THP itself leaves (THP_TOL:
-# the zero and unmapped subpages still in the services' large folios with thpshrinkd).
-NODE_TOL=${NODE_TOL:-5}
-ANON_TOL=${ANON_TOL:-10}
+# The bounds are issue 25's: memory.current <= 103 % of THP never, anon <= 105 %
+# (thps.node_tol=N, thps.anon_tol=N set others). They hold because the runtimes run as a fleet
+# runs them for a stable footprint, the same in all three configurations:
+# - the JVM trims glibc's malloc arenas (-XX:TrimNativeHeapInterval=1000; the same JVM's anon
+#   ranged 91.6-109.0 MiB on the host without it, 66.3-72.0 with it) and gives its free heap back
+#   after a full collection (Min/MaxHeapFreeRatio 10/20, as container images' JVM launchers set
+#   them; 68.0-74.9 MiB on the host without, 65.1-69.2 with). Without the ratios G1 kept the
+#   regions its young sizing had touched, and that moved with TCG's speed: in two runs its heap
+#   held 25.9 MiB under THP never and 31.6 with thpshrinkd, none of it THP waste, and the node
+#   measured 101.1-104.9 % (anon 104.3-107.4 %);
+# - V8 sizes for memory (--optimize-for-size; Node.js's anon after a full collection 48.9-68.6
+#   MiB on the host without it, 15.7-17.8 with it).
+# The page cache stays with process_madvise splits, so memory.current compares like for like;
+# THP_TOL bounds what THP itself leaves (the zero and unmapped subpages still in the services'
+# large folios with thpshrinkd).
+NODE_TOL=${NODE_TOL:-3}
+ANON_TOL=${ANON_TOL:-5}
 THP_TOL=3
-GOAL=5
 CUT=3
 # The advice for the widest cut among the shipped policies (61-jvm-split.json: "80%" = bucket 7):
 # max_ptes_none = 511 - hi(bucket) (102: THPs of buckets 0..7, <= 409 subpages used, stay split;
@@ -138,14 +137,17 @@ lg() { in_cg $CG_ROOT/loadgen.slice $BIN_PYTHON3 /tmp/node/loadgen.py "$@"; }
 svc_start() { # NAME
 	_cg=$(cg_of $1)
 	mkdir -p $_cg
+	# the last configuration's log goes first, in the foreground: svc_ready reads this one's (a
+	# stale one seen by the wait had it run redis-cli in the root cgroup before redis-server
+	# started, and the page cache of every library they share went to the root cgroup)
+	[ $1 != redis ] || rm -f $R/tmp/redis.sock $R/tmp/redis.log
 	case $1 in
-	redis) rm -f $R/tmp/redis.sock   # the last configuration's: ready is when this one makes it
-		in_cg $_cg env MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 $BIN_REDIS_SERVER --port 0 \
+	redis) in_cg $_cg env MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 $BIN_REDIS_SERVER --port 0 \
 		--unixsocket /tmp/redis.sock --save "''" --appendonly no --disable-thp no --logfile /tmp/redis.log ;;
 	memcached) in_cg $_cg $BIN_MEMCACHED -p 11211 -l 127.0.0.1 -U 0 -m 256 -t 2 -u nobody ;;
 	python) in_cg $_cg $BIN_PYTHON3 /tmp/node/pysvc.py 17001 ;;
 	nodejs) in_cg $_cg $BIN_NODE --expose-gc --optimize-for-size /tmp/node/nodesvc.js 17002 ;;
-	jvm) in_cg $_cg $BIN_JAVA -XX:+UseG1GC -XX:TrimNativeHeapInterval=1000 -Xmx$((64 * SCALE + 32))m -Xss512k -cp /tmp/node Svc 17003 300 ;;
+	jvm) in_cg $_cg $BIN_JAVA -XX:+UseG1GC -XX:TrimNativeHeapInterval=1000 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -Xmx$((64 * SCALE + 32))m -Xss512k -cp /tmp/node Svc 17003 300 ;;
 	go) in_cg $_cg /tmp/node/gosvc 17004 ;;
 	esac > $W/$1.out 2>&1 &
 }
@@ -154,16 +156,18 @@ listening() {
 	awk -v p="$(printf '%04X' "$1")" '{ n = split($2, a, ":") } a[n] == p && $4 == "0A" { f = 1 } END { exit !f }' \
 		/proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
-# svc_ready NAME: waits until it listens. It runs no program of the share while it waits: a probe
-# that loads the libraries the starting service loads races it for their first touch, and the
-# page cache goes to whichever cgroup touches a page first (Redis's file pages were 4.4-11.5 MiB
-# from one run to the next while redis-cli pinged it during its start; THP never's 10.4-11.3).
+# svc_ready NAME: waits until it listens (Redis: until its log says it is ready). It runs no
+# program of the share while it waits: a probe that loads the libraries the starting service
+# loads races it for their first touch, and the page cache goes to whichever cgroup touches a
+# page first (Redis's file pages were 4.4-11.5 MiB from one run to the next while redis-cli
+# pinged it during its start; 5.0-12.3 MiB under THP always and with thpshrinkd, 14.9 under THP
+# never, while the ping ran in the root cgroup as soon as the previous configuration's socket
+# was seen). The harness's own clients run in loadgen.slice.
 svc_ready() {
 	_i=0
 	while [ $_i -lt 600 ]; do
 		case $1 in
-		redis) [ -S $R/tmp/redis.sock ] &&
-			chroot $R $BIN_REDIS_CLI -s /tmp/redis.sock ping 2>/dev/null | grep -q PONG && return 0 ;;
+		redis) grep -qi "ready to accept connections" $R/tmp/redis.log 2>/dev/null && return 0 ;;
 		*) listening $(port_of $1) && return 0 ;;
 		esac
 		sleep 0.25; _i=$((_i + 1))
@@ -175,7 +179,7 @@ svc_fill() { # NAME: the data phase (in the background, all at once); the result
 	case $1 in
 	redis) { in_cg $CG_ROOT/loadgen.slice $BIN_REDIS_CLI -s /tmp/redis.sock --pipe < $R/tmp/set.resp | tail -1
 		in_cg $CG_ROOT/loadgen.slice $BIN_REDIS_CLI -s /tmp/redis.sock --pipe < $R/tmp/del.resp | tail -1
-		chroot $R $BIN_REDIS_CLI -s /tmp/redis.sock memory purge; } ;;
+		in_cg $CG_ROOT/loadgen.slice $BIN_REDIS_CLI -s /tmp/redis.sock memory purge; } ;;
 	memcached) lg memcached 11211 fill $MN $MS ;;
 	*) lg $(kind_of $1) $(port_of $1) fill $GENS $GN $GS ;;
 	esac > $W/$1.fill 2>&1
@@ -192,8 +196,8 @@ svc_bench() { # NAME: prints the rate (requests/s of its own load generator)
 }
 svc_check() { # NAME: "ok ..." or what is wrong
 	case $1 in
-	redis) chroot $R $BIN_REDIS_CLI -s /tmp/redis.sock < $R/tmp/get.txt > $R/tmp/get.out
-		_db=$(chroot $R $BIN_REDIS_CLI -s /tmp/redis.sock dbsize)
+	redis) in_cg $CG_ROOT/loadgen.slice $BIN_REDIS_CLI -s /tmp/redis.sock < $R/tmp/get.txt > $R/tmp/get.out
+		_db=$(in_cg $CG_ROOT/loadgen.slice $BIN_REDIS_CLI -s /tmp/redis.sock dbsize)
 		if cmp -s $R/tmp/get.out $R/tmp/get.expect && [ "$_db" = "$RKEPT" ]; then echo "ok dbsize=$_db"
 		else echo "bad dbsize=$_db (want $RKEPT) $(cmp $R/tmp/get.out $R/tmp/get.expect 2>&1 | head -1)"; fi ;;
 	memcached) lg memcached 11211 check $MN $MS | sed 's/^LG [a-z]* check //' ;;
@@ -315,6 +319,18 @@ run_config() { # CONF
 			active_file=$(vm_memstat $cg active_file) inactive_file=$(vm_memstat $cg inactive_file) \
 			rss_file_kb=$(for _p in $(cat $cg/cgroup.procs); do awk '$1 == "RssFile:" { print $2 }' /proc/$_p/status 2>/dev/null; done | awk '{ s += $1 } END { print s + 0 }')
 	done
+	# whose page cache the services map (whose.py): what they map that another cgroup was charged
+	# for is not in their memory.current, so it is printed with the node's
+	_names="root=$(stat -c %i $CG_ROOT) system=$(stat -c %i $CG_ROOT/system.slice) loadgen=$(stat -c %i $CG_ROOT/loadgen.slice)"
+	for v in $SVCS; do _names="$_names $v=$(stat -c %i $(cg_of $v)):$(tr '\n' , < $(cg_of $v)/cgroup.procs)"; done
+	_t=$(vm_uptime)
+	in_cg $CG_ROOT/loadgen.slice $BIN_PYTHON3 /tmp/node/whose.py $conf $_names > $W/whose-$conf.txt 2>&1
+	cat $W/whose-$conf.txt
+	echo "# $conf: whose.py $(awk "BEGIN{print $(vm_uptime) - $_t}") s"
+	outside=$(sed -n 's/.* svc=node outside_bytes=\([0-9]*\).*/\1/p' $W/whose-$conf.txt)
+	for v in $SVCS; do
+		eval "mapped_${conf}_$v=$(sed -n "s/.* svc=$v mapped_file_kb=\([0-9]*\).*/\1/p" $W/whose-$conf.txt)"
+	done
 	b9=0
 	for v in $SVCS; do   # BUCKET:THPS/ZERO_SUBPAGES: what each cut would give back
 		h=$(jhist $W/report-$conf.json /system.slice/$v.service)
@@ -329,8 +345,13 @@ run_config() { # CONF
 				END { for (i = 1; i <= n; i++) if (an[i] >= 1024) printf "# node-smaps conf=%s svc=%s size_kb=%d anon_kb=%d thp_kb=%d %s %s\n", c, v, sz[i], an[i], ah[i], pm[i], nm[i] }' /proc/$_p/smaps 2>/dev/null
 		done
 	done
-	eval "node_$conf=$total anon_$conf=$tanon left_$conf=$tleft"
-	fig conf=$conf svc=node mc=$total anon=$tanon anon_thp=$tthp thps=$((tthp / 2097152))
+	# what moves page cache between cgroups besides the services' own reads: global reclaim,
+	# khugepaged's file collapses (a collapsed folio is charged to the mm it scanned)
+	fig conf=$conf vmstat $(for _k in pgsteal_kswapd pgsteal_direct pgscan_kswapd workingset_refault_file thp_collapse_alloc thp_file_alloc nr_file_hugepages nr_shmem_hugepages; do printf '%s=%s ' $_k $(vm_vmstat $_k); done) \
+		$(awk '$1 == "MemFree:" || $1 == "Cached:" || $1 == "FileHugePages:" { sub(":", "", $1); printf "%s_kb=%s ", $1, $2 }' /proc/meminfo)
+	fig conf=$conf svc=loadgen file=$(vm_memstat loadgen.slice file) file_thp=$(vm_memstat loadgen.slice file_thp) file_mapped=$(vm_memstat loadgen.slice file_mapped)
+	eval "node_$conf=$total anon_$conf=$tanon left_$conf=$tleft outside_$conf=${outside:-0}"
+	fig conf=$conf svc=node mc=$total anon=$tanon anon_thp=$tthp thps=$((tthp / 2097152)) file_outside=${outside:-0}
 	for v in $SVCS; do
 		c=$(svc_check $v)
 		vm_check $conf.$v.data "$v under THP $conf: $c" [ "${c#ok}" != "$c" ]
@@ -378,33 +399,26 @@ for conf in never always thpsd; do run_config $conf; done
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else print "n/a" }'; }
 vm_check node-always-bloats "node: THP always $(vm_mib $node_always) MiB vs THP never $(vm_mib $node_never) MiB ($(pct $node_always $node_never) %): the waste to give back" \
 	[ "$node_always" -gt "$node_never" ]
-goal=$([ $((node_thpsd * 100)) -le $((node_never * (100 + GOAL))) ] && echo met || echo missed)
-fig svc=node goal_${GOAL}pct=$goal
-vm_check node-footprint "node: THP always + thpshrinkd $(vm_mib $node_thpsd) MiB = $(pct $node_thpsd $node_never) % of THP never ($(vm_mib $node_never) MiB; THP always $(vm_mib $node_always) MiB); bound ${NODE_TOL} %; the goal of ${GOAL} %: $goal" \
+vm_check node-footprint "node: THP always + thpshrinkd $(vm_mib $node_thpsd) MiB = $(pct $node_thpsd $node_never) % of THP never ($(vm_mib $node_never) MiB; THP always $(vm_mib $node_always) MiB); bound 100 + ${NODE_TOL} %; page cache the services map charged outside them: $(vm_mib $outside_never), $(vm_mib $outside_always), $(vm_mib $outside_thpsd) MiB" \
 	[ $((node_thpsd * 100)) -le $((node_never * (100 + NODE_TOL))) ]
 vm_check node-anon "node anon: THP always + thpshrinkd $(vm_mib $anon_thpsd) MiB = $(pct $anon_thpsd $anon_never) % of THP never ($(vm_mib $anon_never) MiB; THP always $(vm_mib $anon_always) MiB); bound ${ANON_TOL} %" \
 	[ $((anon_thpsd * 100)) -le $((anon_never * (100 + ANON_TOL))) ]
 vm_check node-thp-left "THP waste left with thpshrinkd (zero subpages of low-util folios + unmapped subpages of partially mapped ones, thpshrink report): $(vm_mib $left_thpsd) MiB = $(pct $left_thpsd $node_never) % of THP never's node (THP always: $(vm_mib $left_always) MiB); bound ${THP_TOL} %" \
 	[ $((left_thpsd * 100)) -le $((node_never * THP_TOL)) ]
-# The splits evict no page cache: the daemon's own measure around each action (memory.stat file
-# before and after) is asserted per service. Each service's file pages against THP never's are
-# printed, not asserted: Redis's move between configurations without the daemon too (6.12: 14.9
-# MiB under THP never, 7.5-12.3 under THP always alone, 5.0-9.4 with thpshrinkd; its own file Rss
-# 9.2 MiB in all three, file_thp 0) while the five others are the same in all three; which
-# cgroup its shared libraries' pages go to under THP always is not explained yet.
+# Each service's file pages (memory.stat file) with thpshrinkd against THP never's, and what
+# thpshrinkd's own measure around each action (memory.stat file before and after) says its
+# actions evicted
 for v in $SVCS; do
 	fn=$(eval echo \$file_never_$v) fa=$(eval echo \$file_always_$v) fd=$(eval echo \$file_thpsd_$v)
 	ev=$(eval echo \${evicted_$v:-0})
-	vm_check file-kept.$v "$v: page cache evicted during thpshrinkd's actions $ev bytes (bound 5 % of its $(vm_mib $fn) MiB); file pages THP never $(vm_mib $fn) MiB, always $(vm_mib $fa), always+thpshrinkd $(vm_mib $fd) MiB ($(pct $fd $fn) % of never)" \
-		[ $((ev * 100)) -le $((fn * 5)) ]
+	vm_check file-kept.$v "$v: file pages THP never $(vm_mib $fn) MiB, always $(vm_mib $fa), always+thpshrinkd $(vm_mib $fd) MiB = $(pct $fd $fn) % of never (bound >= 95 %); evicted by thpshrinkd's actions $ev bytes (bound 5 % of never's); mapped by it (whose.py) $(eval echo \${mapped_never_$v:-?}), $(eval echo \${mapped_always_$v:-?}), $(eval echo \${mapped_thpsd_$v:-?}) KiB" \
+		[ $((fd * 100)) -ge $((fn * 95)) -a $((ev * 100)) -le $((fn * 5)) ]
 	fig svc=$v file_pct=$(pct $fd $fn) file_evicted_by_actions=$ev
 done
 # THP retention: the well-used THPs (bucket 9, >= 90 % used) that THP always builds stay THPs.
-# The two counts come from two runs of the services, and one runtime's count swings between
-# runs by itself (go: 3, 4 and 5 under THP always; 0 in one run with thpshrinkd where its heap
-# sat in one mapping without THPs): the bound is 90 % less those 4 THPs.
-vm_check thp-retention "THPs >= 90 % used: THP always $full_always, always+thpshrinkd $full_thpsd = $(pct $full_thpsd $full_always) % (bound >= 90 % less 4 THPs)" \
-	[ "$full_always" -gt 0 -a $((full_thpsd * 100)) -ge $((full_always * 90 - 400)) ]
+# The two counts come from two runs of the services.
+vm_check thp-retention "THPs >= 90 % used: THP always $full_always, always+thpshrinkd $full_thpsd = $(pct $full_thpsd $full_always) % (bound >= 90 %)" \
+	[ "$full_always" -gt 0 -a $((full_thpsd * 100)) -ge $((full_always * 90)) ]
 fig svc=node thp_retention_pct=$(pct $full_thpsd $full_always)
 for v in $SVCS; do
 	a=$(eval echo \$rate_always_$v) d=$(eval echo \$rate_thpsd_$v) n=$(eval echo \$rate_never_$v)
