@@ -50,7 +50,8 @@ echo "$figs" | awk -v k="$k" -v scale="$scale" '
 				v["always", x, "thps"], v["thpsd", x, "thps"], x == "node" ? "-" : v["thpsd", x, "lowutil_thps"] + 0,
 				x == "node" ? "-" : r(v["never", x, "rate"], v["always", x, "rate"]), x == "node" ? "-" : r(v["thpsd", x, "rate"], v["always", x, "rate"]) " (" r(v["thpsd", x, "norm"], v["always", x, "norm"]) ")", ok
 		}
-		printf "\nTHPs: memory.stat anon_thp / 2 MiB; low-util left: THPs at <= 40 %% used (buckets 0..3) per thpshrink report. Throughput: requests/s of the service'"'"'s own load generator, best of %s (THP never: one fewer), relative to THP always'"'"'s; in parentheses per unit of a calibration loop run just before each (TCG'"'"'s speed follows the host'"'"'s load; a collapse guard, not a performance figure).\n", ("sum", "node", "rounds") in v ? v["sum", "node", "rounds"] : "3"
+		rounds = 3; if (("sum", "node", "rounds") in v) rounds = v["sum", "node", "rounds"]
+		printf "\nTHPs: memory.stat anon_thp / 2 MiB; low-util left: THPs at <= 40 %% used (buckets 0..3) per thpshrink report. Throughput: requests/s of the service'"'"'s own load generator, best of %s (THP never: one fewer), relative to THP always'"'"'s; in parentheses per unit of a calibration loop run just before each (TCG'"'"'s speed follows the host'"'"'s load; a collapse guard, not a performance figure).\n", rounds
 		# the node without the services that had no THP in any configuration: their differences
 		# come from their own collectors, not from THP
 		split("never always thpsd", cf, " "); ex = ""

@@ -38,7 +38,8 @@
 # throughput >= 0.5 of THP always's (a collapse guard under TCG: the best of ROUNDS, as is or per
 # calibration loop); the daemon splits by process_madvise and exits 0 on SIGTERM.
 # Figures: "# node-fig K=V ..." lines, "# node-hist" (each THP histogram), "# node-smaps" (the
-# runtimes' mappings with >= 1 MiB anon) and "# node-ts CONF SECS BYTES..." every 3 s (the plot);
+# runtimes' mappings with >= 1 MiB anon), "# node-whose" (node/whose.py: which cgroup each page
+# of a service's file mappings is charged to) and "# node-ts CONF SECS BYTES..." every 3 s (the plot);
 # tests/bench/node.sh makes the table and the plot of them.
 # Size: thps.node_scale=N on the kernel command line (THPS_VM_APPEND), default 1 (CI).
 # vm-timeout: 1500
@@ -345,8 +346,8 @@ run_config() { # CONF
 				END { for (i = 1; i <= n; i++) if (an[i] >= 1024) printf "# node-smaps conf=%s svc=%s size_kb=%d anon_kb=%d thp_kb=%d %s %s\n", c, v, sz[i], an[i], ah[i], pm[i], nm[i] }' /proc/$_p/smaps 2>/dev/null
 		done
 	done
-	# what moves page cache between cgroups besides the services' own reads: global reclaim,
-	# khugepaged's file collapses (a collapsed folio is charged to the mm it scanned)
+	# what else could move page cache between cgroups, printed: global reclaim, khugepaged's file
+	# collapses (a collapsed folio is charged to the mm it scanned); both 0 in every run so far
 	fig conf=$conf vmstat $(for _k in pgsteal_kswapd pgsteal_direct pgscan_kswapd workingset_refault_file thp_collapse_alloc thp_file_alloc nr_file_hugepages nr_shmem_hugepages; do printf '%s=%s ' $_k $(vm_vmstat $_k); done) \
 		$(awk '$1 == "MemFree:" || $1 == "Cached:" || $1 == "FileHugePages:" { sub(":", "", $1); printf "%s_kb=%s ", $1, $2 }' /proc/meminfo)
 	fig conf=$conf svc=loadgen file=$(vm_memstat loadgen.slice file) file_thp=$(vm_memstat loadgen.slice file_thp) file_mapped=$(vm_memstat loadgen.slice file_mapped)
