@@ -2,11 +2,14 @@
 /* scan-dump: runs the scanner source once and prints what it found, for the scanner's own
  * integration test and benchmark (the user-facing CLI is `thpshrink report`).
  *
- *   scan-dump [--pid P] [--cgroup PATH] [--pagemap] [--ranges] [--max-thps-per-sec N]
+ *   scan-dump [--pid P] [--cgroup PATH] [--pagemap] [--ranges | --all-ranges]
+ *             [--max-thps-per-sec N]
  *
  * Prints "bucket B thps N zero Z" for the total histogram, "cgroup PATH thps N partial P
- * unmapped_bytes U" per cgroup, "range ..." per low-util THP with --ranges, and one
- * "summary ..." line. Never prints memory contents. */
+ * unmapped_bytes U" per cgroup, "range pid P start A utilized U pages N pfn F" per low-util
+ * THP with --ranges (every folio, any utilization, with --all-ranges: 70-node follows the
+ * well-used ones to the end of a run), and one "summary ..." line. Never prints memory
+ * contents. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -24,6 +27,7 @@ int main(int argc, char **argv)
 						{"cgroup", required_argument, NULL, 'c'},
 						{"pagemap", no_argument, NULL, 'm'},
 						{"ranges", no_argument, NULL, 'r'},
+						{"all-ranges", no_argument, NULL, 'a'},
 						{"max-thps-per-sec", required_argument, NULL, 't'},
 						{}};
 	struct thps_scanner_hooks *hooks = NULL, pm_hooks = {0};
@@ -52,6 +56,10 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			opts.record_ranges = true;
+			break;
+		case 'a':
+			opts.record_ranges = true;
+			opts.record_max_bucket = THPS_BUCKETS - 1;
 			break;
 		case 't':
 			if (parse_u64(optarg, &opts.max_thps_per_sec) < 0) {
@@ -87,8 +95,9 @@ int main(int argc, char **argv)
 		       thps_hist_thps(&scan.cgroups[i].hist), scan.cgroups[i].partial_thps,
 		       scan.cgroups[i].partial_unmapped_bytes);
 	for (size_t i = 0; i < scan.n_ranges; i++)
-		printf("range pid %d start 0x%" PRIx64 " utilized %u\n", (int)scan.ranges[i].pid,
-		       scan.ranges[i].start, scan.ranges[i].utilized);
+		printf("range pid %d start 0x%" PRIx64 " utilized %u pages %u pfn 0x%" PRIx64 "\n",
+		       (int)scan.ranges[i].pid, scan.ranges[i].start, scan.ranges[i].utilized,
+		       thps_range_pages(&scan.ranges[i], &g), scan.ranges[i].pfn);
 	printf("summary procs_scanned %" PRIu64 " procs_skipped %" PRIu64 " thps %" PRIu64
 	       " shared %" PRIu64 " partial %" PRIu64 " bytes_read %" PRIu64 " wall_ns %" PRIu64
 	       " cpu_ns %" PRIu64 " throttled_ns %" PRIu64 " method %s\n",

@@ -20,7 +20,7 @@ if [ $_node_want = yes ]; then
 	_n=$S/node
 	mkdir -p "$_n/9p" "$_n/policies" "$_n/etc"
 	: > "$_n/missing"
-	install -m 644 "$here"/node/pysvc.py "$here"/node/nodesvc.js "$here"/node/loadgen.py "$here"/node/whose.py "$_n/"
+	install -m 644 "$here"/node/pysvc.py "$here"/node/nodesvc.js "$here"/node/loadgen.py "$here"/node/whose.py "$here"/node/keep.py "$_n/"
 	install -m 644 "$srcdir"/deploy/policies/*.json "$_n/policies/"
 	# 47-podman: the hooks.d file as the package makes it (pkglibexecdir /usr/libexec/thpshrink)
 	mkdir -p "$_n/hooks.d"

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# keep.py CONF < TRACKED: what became of the well-used THPs a run followed. TRACKED holds one
+# "SVC PID START PAGES" line per folio that scan-dump --all-ranges found >= 90 % used earlier in
+# the same run. Each is now, by its process's pagemap and /proc/kpageflags:
+#   thp    still a huge folio at START (the same one, or a new one where it was freed and
+#          faulted in again, or khugepaged's rebuild)
+#   split    every page still mapped, in small pages: something split it (thpshrinkd, or the
+#            kernel's underused-THP shrinker)
+#   partial  >= 90 % of its pages still mapped, the rest unmapped by the service itself (an
+#            allocator's or a collector's MADV_DONTNEED of part of it): that took its PMD
+#            mapping, whoever splits the folio afterwards (thpshrinkd frees the holes)
+#   freed    < 90 % of its pages still mapped: the service gave most of it back itself (a
+#            collector's uncommit, an allocator's purge)
+#   gone     its process exited
+# Only "split" is a THP lost to someone else. Prints "# node-keep conf=C svc=S tracked=N thp=N
+# split=N partial=N freed=N gone=N" per service and for the node. Reads page frame numbers and
+# flags, never memory contents.
+import struct, sys
+
+KPF_HEAD, KPF_THP = 15, 22
+FATES = ("tracked", "thp", "split", "partial", "freed", "gone")
+conf = sys.argv[1]
+kf = open("/proc/kpageflags", "rb")
+counts = {}
+
+
+def flags(pfn):
+    kf.seek(pfn * 8)
+    return struct.unpack("<Q", kf.read(8))[0]
+
+
+def fate(pid, start, pages):
+    try:
+        with open("/proc/%d/pagemap" % pid, "rb") as pm:
+            pm.seek(start // 4096 * 8)
+            raw = pm.read(pages * 8)
+    except OSError:
+        return "gone"
+    pfns = [e & ((1 << 55) - 1) for (e,) in struct.iter_unpack("<Q", raw) if e >> 63 & 1]
+    if len(pfns) * 10 < pages * 9:
+        return "freed"
+    if len(pfns) < pages:
+        return "partial"
+    if pfns == list(range(pfns[0], pfns[0] + pages)):
+        f = flags(pfns[0])
+        if f >> KPF_HEAD & 1 and f >> KPF_THP & 1:
+            return "thp"
+    return "split"
+
+
+for line in sys.stdin:
+    svc, pid, start, pages = line.split()
+    c = counts.setdefault(svc, dict.fromkeys(FATES, 0))
+    c["tracked"] += 1
+    c[fate(int(pid), int(start, 16), int(pages))] += 1
+node = dict.fromkeys(FATES, 0)
+for svc, c in sorted(counts.items()):
+    for k in node:
+        node[k] += c[k]
+    print("# node-keep conf=%s svc=%s %s" % (conf, svc, " ".join("%s=%d" % kv for kv in c.items())))
+print("# node-keep conf=%s svc=node %s" % (conf, " ".join("%s=%d" % kv for kv in node.items())))
