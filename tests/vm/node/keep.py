@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # keep.py CONF < TRACKED: what became of the well-used THPs a run followed. TRACKED holds one
-# "SVC PID START PAGES" line per folio that scan-dump --all-ranges found >= 90 % used earlier in
-# the same run. Each is now, by its process's pagemap and /proc/kpageflags:
-#   thp    still a huge folio at START (the same one, or a new one where it was freed and
-#          faulted in again, or khugepaged's rebuild)
+# "SVC PID START PAGES PFN" line per folio that scan-dump --all-ranges found >= 90 % used
+# earlier in the same run. Each is now, by its process's pagemap and /proc/kpageflags:
+#   thp      still the same huge folio at START (its head at PFN)
+#   rebuilt  a huge folio at START again, another one: freed and faulted in again, or split
+#            and collapsed again by khugepaged (thpshrinkd counts those as re-collapsed)
 #   split    every page still mapped, in small pages: something split it (thpshrinkd, or the
 #            kernel's underused-THP shrinker)
 #   partial  >= 90 % of its pages still mapped, the rest unmapped by the service itself (an
@@ -13,12 +14,12 @@
 #            collector's uncommit, an allocator's purge)
 #   gone     its process exited
 # Only "split" is a THP lost to someone else. Prints "# node-keep conf=C svc=S tracked=N thp=N
-# split=N partial=N freed=N gone=N" per service and for the node. Reads page frame numbers and
+# rebuilt=N split=N partial=N freed=N gone=N" per service and for the node. Reads page frame numbers and
 # flags, never memory contents.
 import struct, sys
 
 KPF_HEAD, KPF_THP = 15, 22
-FATES = ("tracked", "thp", "split", "partial", "freed", "gone")
+FATES = ("tracked", "thp", "rebuilt", "split", "partial", "freed", "gone")
 conf = sys.argv[1]
 kf = open("/proc/kpageflags", "rb")
 counts = {}
@@ -29,7 +30,7 @@ def flags(pfn):
     return struct.unpack("<Q", kf.read(8))[0]
 
 
-def fate(pid, start, pages):
+def fate(pid, start, pages, head):
     try:
         with open("/proc/%d/pagemap" % pid, "rb") as pm:
             pm.seek(start // 4096 * 8)
@@ -44,15 +45,15 @@ def fate(pid, start, pages):
     if pfns == list(range(pfns[0], pfns[0] + pages)):
         f = flags(pfns[0])
         if f >> KPF_HEAD & 1 and f >> KPF_THP & 1:
-            return "thp"
+            return "thp" if pfns[0] == head else "rebuilt"
     return "split"
 
 
 for line in sys.stdin:
-    svc, pid, start, pages = line.split()
+    svc, pid, start, pages, head = line.split()
     c = counts.setdefault(svc, dict.fromkeys(FATES, 0))
     c["tracked"] += 1
-    c[fate(int(pid), int(start, 16), int(pages))] += 1
+    c[fate(int(pid), int(start, 16), int(pages), int(head, 16))] += 1
 node = dict.fromkeys(FATES, 0)
 for svc, c in sorted(counts.items()):
     for k in node:

@@ -296,7 +296,7 @@ run_config() { # CONF
 			echo "# scan-dump failed: $(head -2 $W/ranges-$conf.err)"
 		for v in $SVCS; do
 			for _p in $(cat $(cg_of $v)/cgroup.procs); do
-				awk -v s=$v -v p=$_p '$1 == "range" && $3 == p && $7 * 10 >= $9 * 9 { print s, $3, $5, $9 }' $W/ranges-$conf.txt
+				awk -v s=$v -v p=$_p '$1 == "range" && $3 == p && $7 * 10 >= $9 * 9 { print s, $3, $5, $9, $11 }' $W/ranges-$conf.txt
 			done
 		done > $W/tracked-$conf.txt
 		echo "# $conf: $(wc -l < $W/tracked-$conf.txt) THPs >= 90 % used after the fill, followed to the end ($(awk "BEGIN{print $(vm_uptime) - $_t}") s)"
@@ -365,7 +365,7 @@ run_config() { # CONF
 	if [ $conf != never ]; then   # what became of the THPs followed from the fill
 		in_cg $CG_ROOT/loadgen.slice $BIN_PYTHON3 /tmp/node/keep.py $conf < $W/tracked-$conf.txt > $W/keep-$conf.txt 2>&1
 		cat $W/keep-$conf.txt
-		for _k in tracked thp split partial freed gone; do
+		for _k in tracked thp rebuilt split partial freed gone; do
 			eval "keep_${_k}_$conf=$(sed -n "s/.* svc=node .*\b$_k=\([0-9]*\).*/\1/p" $W/keep-$conf.txt | grep . || echo 0)"
 		done
 	fi
@@ -450,16 +450,18 @@ for v in $SVCS; do
 done
 # THP retention: the well-used THPs (>= 90 % used, bucket 9) that THP always builds stay THPs.
 # Followed within the thpsd run itself (keep.py): each THP >= 90 % used after the fill, by its
-# address, to the end. Kept: still a THP; lost: every page still mapped, in small pages. Apart:
+# address, to the end. Kept: still a THP (the same folio, or rebuilt: another one, after the
+# service freed it or khugepaged collapsed it again, printed); lost: every page still mapped,
+# in small pages. Apart:
 # the ones the service unmapped part of (its own MADV_DONTNEED took the PMD mapping; thpshrinkd
 # then frees the holes) or most of (a collector's uncommit). THP always's run, followed the same
 # way, is printed as the control. (The counts at the end of two runs are printed too: they
 # differ by the runtimes' own swing between runs, 17-23 for the node at CI scale.)
-kept=$keep_thp_thpsd lost=$keep_split_thpsd
-vm_check thp-retention "THPs >= 90 % used after the fill, followed to the end with thpshrinkd: $keep_tracked_thpsd: $kept still THPs, $lost split, $keep_partial_thpsd partly and $keep_freed_thpsd mostly unmapped by the services themselves, $keep_gone_thpsd in exited processes: $(pct $kept $((kept + lost))) % kept (bound >= 90 %); THP always, the same: $keep_tracked_always: $keep_thp_always, $keep_split_always, $keep_partial_always, $keep_freed_always, $keep_gone_always ($(pct $keep_thp_always $((keep_thp_always + keep_split_always))) %); at the end of each run: THP always $full_always, always+thpshrinkd $full_thpsd" \
+kept=$((keep_thp_thpsd + keep_rebuilt_thpsd)) lost=$keep_split_thpsd
+vm_check thp-retention "THPs >= 90 % used after the fill, followed to the end with thpshrinkd: $keep_tracked_thpsd: $kept still THPs ($keep_rebuilt_thpsd of them another folio), $lost split, $keep_partial_thpsd partly and $keep_freed_thpsd mostly unmapped by the services themselves, $keep_gone_thpsd in exited processes: $(pct $kept $((kept + lost))) % kept (bound >= 90 %); THP always, the same: $keep_tracked_always: $((keep_thp_always + keep_rebuilt_always)) ($keep_rebuilt_always), $keep_split_always, $keep_partial_always, $keep_freed_always, $keep_gone_always ($(pct $((keep_thp_always + keep_rebuilt_always)) $((keep_thp_always + keep_rebuilt_always + keep_split_always))) %); at the end of each run: THP always $full_always, always+thpshrinkd $full_thpsd" \
 	[ "$keep_tracked_thpsd" -gt 0 -a $((kept + lost)) -gt 0 -a $((kept * 100)) -ge $(((kept + lost) * 90)) ]
-fig svc=node thp_retention_pct=$(pct $kept $((kept + lost))) thp_retention_always_pct=$(pct $keep_thp_always $((keep_thp_always + keep_split_always))) \
-	thp_followed=$keep_tracked_thpsd thp_kept=$kept thp_split=$lost thp_partial=$keep_partial_thpsd thp_freed=$keep_freed_thpsd \
+fig svc=node thp_retention_pct=$(pct $kept $((kept + lost))) thp_retention_always_pct=$(pct $((keep_thp_always + keep_rebuilt_always)) $((keep_thp_always + keep_rebuilt_always + keep_split_always))) \
+	thp_followed=$keep_tracked_thpsd thp_kept=$kept thp_rebuilt=$keep_rebuilt_thpsd thp_split=$lost thp_partial=$keep_partial_thpsd thp_freed=$keep_freed_thpsd \
 	thp_end_always=$full_always thp_end_thpsd=$full_thpsd
 for v in $SVCS; do
 	a=$(eval echo \$rate_always_$v) d=$(eval echo \$rate_thpsd_$v) n=$(eval echo \$rate_never_$v)
