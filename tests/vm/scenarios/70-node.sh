@@ -79,7 +79,8 @@ ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # 93231a3 measured 104.1 % (anon 106.6 %) on 7.3, +10.6 MiB of which Node.js, with no THP in any
 # configuration, made +3.9 and the JVM +3.6 (no THP waste left in it), while the six other runs
 # then measured 97.8-102.5 % (anon 96.4-103.7 %); with -Xmn8m and --max-semi-space-size=1 since,
-# 99.0-101.6 % (anon 98.1-102.5 %) in four runs (two at scale 2). The runtimes run as a fleet
+# 99.0-103.5 % (anon 98.1-104.7 %) in six runs (two at scale 2; 103.5 % in CI, Go +5.3 MiB
+# in its own heap). The runtimes run as a fleet
 # runs them for a stable footprint, the same in all three configurations:
 # - the JVM trims glibc's malloc arenas (-XX:TrimNativeHeapInterval=1000; the same JVM's anon
 #   ranged 91.6-109.0 MiB on the host without it, 66.3-72.0 with it) and gives its free heap back
