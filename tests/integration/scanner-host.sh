@@ -86,6 +86,20 @@ $expect"
 	n=$(grep -c "^range pid $mixpid " "$tmp/dump")
 	[ "$n" = 24 ] || fail "expected 24 low-utilization ranges, got $n"
 done
+# --all-ranges (70-node follows the well-used THPs with it): every whole THP, each at a THP-
+# aligned address with a THP-aligned head frame; the 10 full ones with 512 of 512 utilized
+"$dump" --pid "$mixpid" --all-ranges >"$tmp/dump" 2>&1 || fail "scan-dump --all-ranges: $(cat "$tmp/dump")"
+n=0 bad=0 full=0
+while read -r _ _ p _ a _ u _ sz _ f; do
+	[ "$p" = "$mixpid" ] || continue
+	n=$((n + 1))
+	[ $((a % 2097152)) = 0 ] && [ $((f % 512)) = 0 ] && [ "$sz" = 512 ] || bad=$((bad + 1))
+	[ "$u" != 512 ] || full=$((full + 1))
+done <<EOF
+$(grep '^range ' "$tmp/dump")
+EOF
+got="$n $bad $full"
+[ "$got" = "38 0 10" ] || fail "--all-ranges: ranges, misaligned, full = $got (expected 38 0 10): $(grep -m3 '^range' "$tmp/dump")"
 
 # 2. the cgroup filter: the process's own memory cgroup (v1 here, v2 in the VM) and a
 #    missing one
