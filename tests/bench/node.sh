@@ -66,8 +66,8 @@ echo "$figs" | awk -v k="$k" -v scale="$scale" '
 			100 * v["always", "node", "mc"] / v["never", "node", "mc"], v["thpsd", "-", "daemon_cpu_pct"], v["thpsd", "-", "daemon_secs"],
 			mib(v["thpsd", "-", "daemon_rss"]), mib(v["thpsd", "-", "daemon_hwm"]), mib(v["thpsd", "-", "daemon_given_back"])
 		if (("sum", "node", "thp_followed") in v)
-			printf "\nTHP retention (each THP >= 90 %% used after the fill, followed to the end of the thpshrinkd run): %s followed, %s still THPs, %s split, %s partly and %s mostly unmapped by their services: %s %% kept (THP always, followed the same way: %s %%).\n",
-				v["sum", "node", "thp_followed"], v["sum", "node", "thp_kept"], v["sum", "node", "thp_split"], v["sum", "node", "thp_partial"],
+			printf "\nTHP retention (each THP >= 90 %% used after the fill, followed to the end of the thpshrinkd run): %s followed, %s still THPs, %s split, %d split once < 90 %% used, %s partly and %s mostly unmapped by their services: %s %% kept (THP always, followed the same way: %s %%).\n",
+				v["sum", "node", "thp_followed"], v["sum", "node", "thp_kept"], v["sum", "node", "thp_split"], v["sum", "node", "thp_drained"], v["sum", "node", "thp_partial"],
 				v["sum", "node", "thp_freed"], v["sum", "node", "thp_retention_pct"], v["sum", "node", "thp_retention_always_pct"]
 	}'
 } | tee "$out/table.md"

@@ -6,20 +6,24 @@
 #   rebuilt  a huge folio at START again, another one: freed and faulted in again, or split
 #            and collapsed again by khugepaged (thpshrinkd counts those as re-collapsed)
 #   split    every page still mapped, in small pages: something split it (thpshrinkd, or the
-#            kernel's underused-THP shrinker)
+#            kernel's underused-THP shrinker) while it was still >= 90 % used
+#   drained  split too, but >= 10 % of its pages map the shared zero page: it was < 90 % used
+#            when it was split (6.12+ maps a split folio's zero subpages to the zero page), so
+#            its service had zeroed part of it since the fill (G1 reuses and clears regions)
 #   partial  >= 90 % of its pages still mapped, the rest unmapped by the service itself (an
 #            allocator's or a collector's MADV_DONTNEED of part of it): that took its PMD
 #            mapping, whoever splits the folio afterwards (thpshrinkd frees the holes)
 #   freed    < 90 % of its pages still mapped: the service gave most of it back itself (a
 #            collector's uncommit, an allocator's purge)
 #   gone     its process exited
-# Only "split" is a THP lost to someone else. Prints "# node-keep conf=C svc=S tracked=N thp=N
-# rebuilt=N split=N partial=N freed=N gone=N" per service and for the node. Reads page frame numbers and
+# Only "split" is a well-used THP lost to someone else. Prints "# node-keep conf=C svc=S
+# tracked=N thp=N rebuilt=N split=N drained=N partial=N freed=N gone=N" per service and for the
+# node. Reads page frame numbers and
 # flags, never memory contents.
 import struct, sys
 
-KPF_HEAD, KPF_THP = 15, 22
-FATES = ("tracked", "thp", "rebuilt", "split", "partial", "freed", "gone")
+KPF_HEAD, KPF_THP, KPF_ZERO_PAGE = 15, 22, 24
+FATES = ("tracked", "thp", "rebuilt", "split", "drained", "partial", "freed", "gone")
 conf = sys.argv[1]
 kf = open("/proc/kpageflags", "rb")
 counts = {}
@@ -46,7 +50,9 @@ def fate(pid, start, pages, head):
         f = flags(pfns[0])
         if f >> KPF_HEAD & 1 and f >> KPF_THP & 1:
             return "thp" if pfns[0] == head else "rebuilt"
-    return "split"
+    zero_pfns = {p for p in set(pfns) if flags(p) >> KPF_ZERO_PAGE & 1}
+    zero = sum(1 for p in pfns if p in zero_pfns)
+    return "drained" if zero * 10 >= pages else "split"
 
 
 for line in sys.stdin:

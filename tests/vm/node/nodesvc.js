@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // nodesvc.js PORT: a Node.js service (V8 heap churn) for scenarios/70-node.sh; the same line
-// protocol as pysvc.py: grow G N S, shrink G M, work N, gc (needs --expose-gc), check.
+// protocol as pysvc.py: grow G N S, shrink G M, work N, gc (needs --expose-gc; answers
+// V8's heap after it), check.
 'use strict';
 const net = require('net');
 const crypto = require('crypto');
+const v8 = require('v8');
 const recs = new Map();
 function make(g, i, s) {
   const tags = [];
@@ -37,7 +39,14 @@ function cmd(a) {
     return 'ok ' + gone;
   }
   case 'work': return 'ok ' + work(+a[1]);
-  case 'gc': if (global.gc) { global.gc(); return 'ok gc'; } return 'bad run node with --expose-gc';
+  case 'gc': {
+    if (!global.gc) return 'bad run node with --expose-gc';
+    global.gc();
+    // what V8 holds afterwards: its heap's resident KiB and the KiB of objects in it
+    let phys = 0, used = 0;
+    for (const sp of v8.getHeapSpaceStatistics()) { phys += sp.physical_space_size; used += sp.space_used_size; }
+    return 'ok gc heap_kb=' + (phys >> 10) + ' used_kb=' + (used >> 10);
+  }
   case 'check': {
     let cnt = 0, bad = null;
     for (const [g, d] of recs) for (const [i, v] of d) {

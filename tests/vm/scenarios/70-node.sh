@@ -18,11 +18,13 @@
 #   memcached  values of 1,000 bytes: 1/4 kept, 1/4 set to expire after 2 s, 1/2 deleted
 #   python     dicts and lists of small objects (pymalloc), 3 generations grown then thinned to 1/4
 #   go         Debian's golang, built at test time: HTTP handlers that allocate, Go's GC
+#              (GOGC=50)
 #   jvm        OpenJDK 17, G1, a pool of 300 threads, the same grow/thin/work requests; glibc's
 #              arenas trimmed every second (-XX:TrimNativeHeapInterval=1000), the free heap
 #              given back after a full collection (-XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20),
 #              a young generation of a fixed size (-Xmn8m)
 #   nodejs     V8 heap churn, the same requests; --optimize-for-size --max-semi-space-size=1
+#              --compact-on-every-full-gc
 # Per configuration: start all, fill all at once, settle, benchmark each (its own load
 # generator, BENCH s, ROUNDS times (2; THP never once), each after a calibration loop), settle, measure (memory.current, anon, file, anon_thp; thpshrink report
 # for the low-util THPs), check every service's data. Before the second settle, each garbage-
@@ -93,7 +95,16 @@ ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 #   in 4 host runs, with -Xmn8m 65.2-67.1);
 # - V8 sizes for memory (--optimize-for-size; Node.js's anon after a full collection 48.9-68.6
 #   MiB on the host without it, 15.7-17.8 with it) with semi-spaces of 1 MiB
-#   (--max-semi-space-size=1; 5 host runs each: 15.4-16.9 MiB without, 15.6-16.5 with).
+#   (--max-semi-space-size=1; 5 host runs each: 15.4-16.9 MiB without, 15.6-16.5 with), and
+#   its full collections compact the old space (--compact-on-every-full-gc; in the VM, after
+#   the fill, two rounds of benchmarks and the collection, V8's old space held 9.1-9.3 MiB of
+#   objects in 9.5-13.8 MiB of pages: optimized code's pretenured garbage, left in pages the
+#   collector did not choose to evacuate; the anon was 13.9-20.0 MiB in 24 runs without the
+#   flag and 13.7-14.9 in 8 with it, and 13.4-13.8 in every run after the fill alone).
+# - Go collects at half the heap growth (GOGC=50, as memory-bound Go services are tuned): with
+#   the default GOGC=100 its anon after debug.FreeOSMemory ranged 13.6-18.8 MiB in 14 runs of
+#   this service in one VM (6.12, fill and bench as here, THP never), with GOGC=50 13.2-15.8 in
+#   10; in 70-node 14.7-19.1 MiB under THP never in the 10 runs before, 13.3-14.1 since.
 # The page cache stays with process_madvise splits, so memory.current compares like for like;
 # THP_TOL bounds what THP itself leaves (the zero and unmapped subpages still in the services'
 # large folios with thpshrinkd).
@@ -158,9 +169,9 @@ svc_start() { # NAME
 		--unixsocket /tmp/redis.sock --save "''" --appendonly no --disable-thp no --logfile /tmp/redis.log ;;
 	memcached) in_cg $_cg $BIN_MEMCACHED -p 11211 -l 127.0.0.1 -U 0 -m 256 -t 2 -u nobody ;;
 	python) in_cg $_cg $BIN_PYTHON3 /tmp/node/pysvc.py 17001 ;;
-	nodejs) in_cg $_cg $BIN_NODE --expose-gc --optimize-for-size --max-semi-space-size=1 /tmp/node/nodesvc.js 17002 ;;
+	nodejs) in_cg $_cg $BIN_NODE --expose-gc --optimize-for-size --max-semi-space-size=1 --compact-on-every-full-gc /tmp/node/nodesvc.js 17002 ;;
 	jvm) in_cg $_cg $BIN_JAVA -XX:+UseG1GC -XX:TrimNativeHeapInterval=1000 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -Xmn8m -Xmx$((64 * SCALE + 32))m -Xss512k -cp /tmp/node Svc 17003 300 ;;
-	go) in_cg $_cg /tmp/node/gosvc 17004 ;;
+	go) in_cg $_cg env GOGC=50 /tmp/node/gosvc 17004 ;;
 	esac > $W/$1.out 2>&1 &
 }
 # listening PORT: a TCP socket in LISTEN on PORT (IPv4 or IPv6), read from /proc/net
@@ -366,7 +377,7 @@ run_config() { # CONF
 	if [ $conf != never ]; then   # what became of the THPs followed from the fill
 		in_cg $CG_ROOT/loadgen.slice $BIN_PYTHON3 /tmp/node/keep.py $conf < $W/tracked-$conf.txt > $W/keep-$conf.txt 2>&1
 		cat $W/keep-$conf.txt
-		for _k in tracked thp rebuilt split partial freed gone; do
+		for _k in tracked thp rebuilt split drained partial freed gone; do
 			eval "keep_${_k}_$conf=$(sed -n "s/.* svc=node .*\b$_k=\([0-9]*\).*/\1/p" $W/keep-$conf.txt | grep . || echo 0)"
 		done
 	fi
@@ -453,16 +464,17 @@ done
 # Followed within the thpsd run itself (keep.py): each THP >= 90 % used after the fill, by its
 # address, to the end. Kept: still a THP (the same folio, or rebuilt: another one, after the
 # service freed it or khugepaged collapsed it again, printed); lost: every page still mapped,
-# in small pages. Apart:
+# in small pages, while still >= 90 % used. Apart: the ones split after their service had
+# zeroed part of them (>= 10 % of their pages now the shared zero page: < 90 % used then), and
 # the ones the service unmapped part of (its own MADV_DONTNEED took the PMD mapping; thpshrinkd
 # then frees the holes) or most of (a collector's uncommit). THP always's run, followed the same
 # way, is printed as the control. (The counts at the end of two runs are printed too: they
 # differ by the runtimes' own swing between runs, 17-23 for the node at CI scale.)
 kept=$((keep_thp_thpsd + keep_rebuilt_thpsd)) lost=$keep_split_thpsd
-vm_check thp-retention "THPs >= 90 % used after the fill, followed to the end with thpshrinkd: $keep_tracked_thpsd: $kept still THPs ($keep_rebuilt_thpsd of them another folio), $lost split, $keep_partial_thpsd partly and $keep_freed_thpsd mostly unmapped by the services themselves, $keep_gone_thpsd in exited processes: $(pct $kept $((kept + lost))) % kept (bound >= 90 %); THP always, the same: $keep_tracked_always: $((keep_thp_always + keep_rebuilt_always)) ($keep_rebuilt_always), $keep_split_always, $keep_partial_always, $keep_freed_always, $keep_gone_always ($(pct $((keep_thp_always + keep_rebuilt_always)) $((keep_thp_always + keep_rebuilt_always + keep_split_always))) %); at the end of each run: THP always $full_always, always+thpshrinkd $full_thpsd" \
+vm_check thp-retention "THPs >= 90 % used after the fill, followed to the end with thpshrinkd: $keep_tracked_thpsd: $kept still THPs ($keep_rebuilt_thpsd of them another folio), $lost split, $keep_drained_thpsd split once < 90 % used, $keep_partial_thpsd partly and $keep_freed_thpsd mostly unmapped by the services themselves, $keep_gone_thpsd in exited processes: $(pct $kept $((kept + lost))) % kept (bound >= 90 %); THP always, the same: $keep_tracked_always: $((keep_thp_always + keep_rebuilt_always)) ($keep_rebuilt_always), $keep_split_always, $keep_drained_always, $keep_partial_always, $keep_freed_always, $keep_gone_always ($(pct $((keep_thp_always + keep_rebuilt_always)) $((keep_thp_always + keep_rebuilt_always + keep_split_always))) %); at the end of each run: THP always $full_always, always+thpshrinkd $full_thpsd" \
 	[ "$keep_tracked_thpsd" -gt 0 -a $((kept + lost)) -gt 0 -a $((kept * 100)) -ge $(((kept + lost) * 90)) ]
 fig svc=node thp_retention_pct=$(pct $kept $((kept + lost))) thp_retention_always_pct=$(pct $((keep_thp_always + keep_rebuilt_always)) $((keep_thp_always + keep_rebuilt_always + keep_split_always))) \
-	thp_followed=$keep_tracked_thpsd thp_kept=$kept thp_rebuilt=$keep_rebuilt_thpsd thp_split=$lost thp_partial=$keep_partial_thpsd thp_freed=$keep_freed_thpsd \
+	thp_followed=$keep_tracked_thpsd thp_kept=$kept thp_rebuilt=$keep_rebuilt_thpsd thp_split=$lost thp_drained=$keep_drained_thpsd thp_partial=$keep_partial_thpsd thp_freed=$keep_freed_thpsd \
 	thp_end_always=$full_always thp_end_thpsd=$full_thpsd
 for v in $SVCS; do
 	a=$(eval echo \$rate_always_$v) d=$(eval echo \$rate_thpsd_$v) n=$(eval echo \$rate_never_$v)
