@@ -77,12 +77,13 @@ SETTLE=${SETTLE:-20}
 NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # Issue 25's goal is memory.current <= 103 % of THP never and anon <= 105 %; it is printed (met
-# or missed). CI asserts 5 % and 10 % (thps.node_tol=N, thps.anon_tol=N set others): a CI run at
-# 93231a3 measured 104.1 % (anon 106.6 %) on 7.3, +10.6 MiB of which Node.js, with no THP in any
-# configuration, made +3.9 and the JVM +3.6 (no THP waste left in it), while the six other runs
-# then measured 97.8-102.5 % (anon 96.4-103.7 %); with -Xmn8m and --max-semi-space-size=1 since,
-# 99.0-103.5 % (anon 98.1-104.7 %) in six runs (two at scale 2; 103.5 % in CI, Go +5.3 MiB
-# in its own heap). The runtimes run as a fleet
+# or missed). CI asserts 5 % and 10 % (thps.node_tol=N, thps.anon_tol=N set others): single runs
+# measured 97.8-104.1 % (anon 96.4-106.6 %) before the flags below made the runtimes steadier,
+# Node.js, the JVM and Go each moving the node by 3-5 MiB (1 % of it is 2.6 MiB) from one run
+# to the next; since GOGC=50 and V8's compaction, 100.3-103.9 % (anon 100.2-106.1 %) in four
+# runs: Node.js within 1.2 MiB across the three configurations, but Go +3.7-3.9 MiB with
+# thpshrinkd in two (2 THPs >= 90 % used kept in it, its free heap staying resident inside them)
+# and the JVM +2.4-2.6 in two. The runtimes run as a fleet
 # runs them for a stable footprint, the same in all three configurations:
 # - the JVM trims glibc's malloc arenas (-XX:TrimNativeHeapInterval=1000; the same JVM's anon
 #   ranged 91.6-109.0 MiB on the host without it, 66.3-72.0 with it) and gives its free heap back
