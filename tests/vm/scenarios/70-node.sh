@@ -82,7 +82,7 @@ ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # Node.js, the JVM and Go each moving the node by 3-5 MiB (1 % of it is 2.6 MiB) from one run
 # to the next; since GOGC=50 and V8's compaction, 100.3-103.9 % (anon 100.2-106.1 %) in four
 # runs: Node.js within 1.2 MiB across the three configurations, but Go +3.7-3.9 MiB with
-# thpshrinkd in two (2 THPs >= 90 % used kept in it; most likely its free heap left inside them)
+# thpshrinkd in two (2 THPs >= 90 % used kept in it; alone, 6 at a time: +0.3 MiB on average)
 # and the JVM +2.4-2.6 in two. The runtimes run as a fleet
 # runs them for a stable footprint, the same in all three configurations:
 # - the JVM trims glibc's malloc arenas (-XX:TrimNativeHeapInterval=1000; the same JVM's anon
