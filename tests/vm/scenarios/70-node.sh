@@ -105,7 +105,7 @@ ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # - Go collects at half the heap growth (GOGC=50, as memory-bound Go services are tuned): with
 #   the default GOGC=100 its anon after debug.FreeOSMemory ranged 13.6-18.8 MiB in 14 runs of
 #   this service in one VM (6.12, fill and bench as here, THP never), with GOGC=50 13.2-15.8 in
-#   10; in 70-node 14.7-19.1 MiB under THP never in the 10 runs before, 13.3-14.1 since.
+#   10; in 70-node 14.7-19.1 MiB under THP never in the 10 runs before, 12.9-14.7 in 6 since.
 # The page cache stays with process_madvise splits, so memory.current compares like for like;
 # THP_TOL bounds what THP itself leaves (the zero and unmapped subpages still in the services'
 # large folios with thpshrinkd).
