@@ -18,8 +18,7 @@
 #   gone     its process exited
 # Only "split" is a well-used THP lost to someone else. Prints "# node-keep conf=C svc=S
 # tracked=N thp=N rebuilt=N split=N drained=N partial=N freed=N gone=N" per service and for the
-# node. Reads page frame numbers and
-# flags, never memory contents.
+# node. Reads page frame numbers and flags, never memory contents.
 import struct, sys
 
 KPF_HEAD, KPF_THP, KPF_ZERO_PAGE = 15, 22, 24
