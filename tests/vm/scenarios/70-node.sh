@@ -80,7 +80,7 @@ ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # or missed). CI asserts 5 % and 10 % (thps.node_tol=N, thps.anon_tol=N set others): single runs
 # measured 97.8-104.1 % (anon 96.4-106.6 %) before the flags below made the runtimes steadier,
 # Node.js, the JVM and Go each moving the node by 3-5 MiB (1 % of it is 2.6 MiB) from one run
-# to the next; since GOGC=50 and V8's compaction, 100.3-103.9 % (anon 100.2-106.1 %) in four
+# to the next; since GOGC=50 and V8's compaction, 100.3-103.9 % (anon 100.2-106.1 %) in six
 # runs: Node.js within 1.2 MiB across the three configurations, but Go +3.7-3.9 MiB with
 # thpshrinkd in two (2 THPs >= 90 % used kept in it; alone, 6 at a time: +0.3 MiB on average)
 # and the JVM +2.4-2.6 in two. The runtimes run as a fleet
