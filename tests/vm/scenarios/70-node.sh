@@ -319,8 +319,8 @@ run_config() { # CONF
 	# The JIT-compiled runtimes warm up before the measured rounds, in every configuration, while
 	# the node settles: under TCG the JVM's rate climbed 2-3x from its first 3 s round to its
 	# second (3-6 to 7-15 requests/s), so unwarmed, the best of two measured how far its JIT had
-	# got, which follows the host's load (0.46 of THP always once in CI, with thpshrinkd's VM at
-	# 235 s where it takes 190-215)
+	# got, which follows the host's load (0.46 of THP always once in CI, on a loaded host:
+	# thpshrinkd's configuration took 235 s there, 187-215 s in the other runs)
 	( for v in jvm nodejs; do lg $(kind_of $v) $(port_of $v) bench $((2 * BENCH)) > $W/$v.warm; done ) &
 	_warm=$!
 	sleep $SETTLE
