@@ -67,6 +67,7 @@ chmod 644 $D/pol/*.json
 
 # 16 THPs of 8 used subpages each per workload: 16 x 504 zero subpages of waste.
 mix_waste=$((16 * 504 * 4096))
+MIN_WASTE=2097152 # be-enforce's min_waste
 started=yes
 while read -r name cg qos uid id; do
 	mkcg "$cg" || { vm_fail mkdir "cannot create $cg"; started=no; break; }
@@ -112,12 +113,15 @@ fi
 T0=$(vm_uptime)
 BE1=$(awk '$1=="be-sd"{print $2}' $D/pods) BE2=$(awk '$1=="be-fs"{print $2}' $D/pods)
 i=0
-# up to 8 intervals: a CI run on the RFC kernel ended its wait after 4 (62 s under TCG) with one
-# THP's 2 MiB still in one pod; the loop ends as soon as both are given back
+# Given back: each pod's waste left below the policy's min_waste, 2M, i.e. at least 15 of its 16
+# THPs' waste. Not 0: memory.reclaim is not exact, and twice in CI on the RFC kernel it left one
+# THP (504 zero subpages, 1.97 MiB) in one pod, which is below min_waste (2M, the floor the
+# policy grammar allows) and so, by the policy, stays. Up to 8 intervals; the loop ends as soon
+# as both are given back
 while [ $i -lt $((INTERVAL * 8 * 10 + 100)) ]; do
 	w1=$(metric thpshrink_cgroup_waste_bytes "$BE1") w2=$(metric thpshrink_cgroup_waste_bytes "$BE2")
 	g1=$(metric thpshrink_given_back_bytes_total "$BE1") g2=$(metric thpshrink_given_back_bytes_total "$BE2")
-	[ "$g1" -gt 0 ] && [ "$g2" -gt 0 ] && [ $((w1 * 20)) -le $mix_waste ] && [ $((w2 * 20)) -le $mix_waste ] && break
+	[ "$g1" -gt 0 ] && [ "$g2" -gt 0 ] && [ "$w1" -lt $MIN_WASTE ] && [ "$w2" -lt $MIN_WASTE ] && break
 	# 6.1 gives nothing back (below): once both were asked there is nothing more to wait for
 	[ "$THPS_KCLASS" = none ] && grep -q "cgroup '$BE1': reclaim asked" $D/daemon.log &&
 		grep -q "cgroup '$BE2': reclaim asked" $D/daemon.log && break
@@ -128,8 +132,8 @@ if [ "$THPS_KCLASS" = none ]; then
 	ok=no; grep -q "cgroup '$BE1': reclaim asked" $D/daemon.log && grep -q "cgroup '$BE2': reclaim asked" $D/daemon.log && ok=yes
 	vm_check besteffort-asked "6.1 cannot free THP zero subpages by reclaim; both BestEffort cgroups were asked" [ $ok = yes ]
 else
-	ok=no; [ "$g1" -gt 0 ] && [ "$g2" -gt 0 ] && [ $((w1 * 20)) -le $mix_waste ] && [ $((w2 * 20)) -le $mix_waste ] && ok=yes
-	vm_check besteffort-given-back "systemd-driver containerd pod: $(vm_mib "$g1") MiB back, $(vm_mib "$w1") MiB left; cgroupfs CRI-O pod: $(vm_mib "$g2") MiB back, $(vm_mib "$w2") MiB left; of $(vm_mib $mix_waste) MiB each, within $secs s" \
+	ok=no; [ "$g1" -gt 0 ] && [ "$g2" -gt 0 ] && [ "$w1" -lt $MIN_WASTE ] && [ "$w2" -lt $MIN_WASTE ] && ok=yes
+	vm_check besteffort-given-back "systemd-driver containerd pod: $(vm_mib "$g1") MiB back, $w1 bytes left; cgroupfs CRI-O pod: $(vm_mib "$g2") MiB back, $w2 bytes left; of $(vm_mib $mix_waste) MiB each (bound: < $MIN_WASTE bytes left, the policy's min_waste), within $secs s" \
 		[ $ok = yes ]
 	[ $ok = yes ] || grep -E "cgroup '($BE1|$BE2)'" $D/daemon.log | tail -12 | sed 's/^/# daemon: /'
 fi
