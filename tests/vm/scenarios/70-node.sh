@@ -82,10 +82,10 @@ ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # or missed). CI asserts 5 % and 10 % (thps.node_tol=N, thps.anon_tol=N set others): single runs
 # measured 97.8-104.1 % (anon 96.4-106.6 %) before the flags below made the runtimes steadier,
 # Node.js, the JVM and Go each moving the node by 3-5 MiB (1 % of it is 2.6 MiB) from one run
-# to the next; since GOGC=50 and V8's compaction, 100.3-103.9 % (anon 100.2-106.1 %) in six
-# runs: Node.js within 1.2 MiB across the three configurations, but Go +3.7-3.9 MiB with
-# thpshrinkd in two (2 THPs >= 90 % used kept in it; alone, 6 at a time: +0.3 MiB on average)
-# and the JVM +2.4-2.6 in two. The runtimes run as a fleet
+# to the next; since GOGC=50 and V8's compaction, 99.6-103.9 % (anon 98.9-106.1 %) in 13
+# runs, the goal missed in one: Node.js within 1.2 MiB across the three configurations, but Go
+# +3.7-3.9 MiB with thpshrinkd in two of the first four (2 THPs >= 90 % used kept in it; alone,
+# 6 at a time: +0.3 MiB on average) and the JVM +2.4-2.6 in two. The runtimes run as a fleet
 # runs them for a stable footprint, the same in all three configurations:
 # - the JVM trims glibc's malloc arenas (-XX:TrimNativeHeapInterval=1000; the same JVM's anon
 #   ranged 91.6-109.0 MiB on the host without it, 66.3-72.0 with it) and gives its free heap back
