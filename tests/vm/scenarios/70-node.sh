@@ -35,7 +35,8 @@
 # pages) in all three, the same history compressed. The page cache is dropped before each (the
 # services' file pages are charged to whichever cgroup reads them first).
 # Checks: every data check; the node's footprint (sum of the services' memory.current) with
-# thpshrinkd within NODE_TOL % (5) of THP never, its anon memory within ANON_TOL % (10), and the
+# thpshrinkd within NODE_TOL % (3) of THP never, its anon memory within ANON_TOL % (5) (one run,
+# or the mean of two where the first is outside: THP never and thpshrinkd run again), and the
 # THP waste left in it within THP_TOL % (3); each service's file pages (its binaries and
 # libraries, memory.stat file) with thpshrinkd >= 95 % of THP never's, and none evicted by its
 # actions (the splits go through process_madvise); THP retention: of the THPs >= 90 % used
@@ -78,15 +79,16 @@ SETTLE=$(sed -n 's/.*thps\.node_settle=\([0-9]*\).*/\1/p' /proc/cmdline)
 SETTLE=${SETTLE:-20}
 NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
-# Issue 25's goal is memory.current <= 103 % of THP never and anon <= 105 %; it is printed (met
-# or missed). CI asserts 5 % and 10 % (thps.node_tol=N, thps.anon_tol=N set others): single runs
-# measured 97.8-104.1 % (anon 96.4-106.6 %) before the flags below made the runtimes steadier,
-# Node.js, the JVM and Go each moving the node by 3-5 MiB (1 % of it is 2.6 MiB) from one run
-# to the next; since GOGC=50 and V8's compaction, 99.6-103.9 % (anon 98.9-106.1 %) in 13
-# runs, the goal missed in one: Node.js within 1.2 MiB across the three configurations, but Go
-# +3.7-3.9 MiB with thpshrinkd in two of the first four (2 THPs >= 90 % used kept in it; alone,
-# 6 at a time: +0.3 MiB on average) and the JVM +2.4-2.6 in two. The runtimes run as a fleet
-# runs them for a stable footprint, the same in all three configurations:
+# The bounds are issue 25's: memory.current <= 103 % of THP never and anon <= 105 %
+# (thps.node_tol=N, thps.anon_tol=N set others), on one run or the mean of two (the verdict,
+# below). Single runs measured 97.8-104.1 % (anon 96.4-106.6 %) before the flags below made
+# the runtimes steadier, Node.js, the JVM and Go each moving the node by 3-5 MiB (1 % of it is
+# 2.6 MiB) from one run to the next; since GOGC=50 and V8's compaction, 99.6-103.9 % (anon
+# 98.9-106.1 %) in 18 runs, outside the bounds in one: Node.js within 1.2 MiB across the
+# three configurations, but Go +3.7-3.9 MiB with thpshrinkd in two of the first four (2 THPs
+# >= 90 % used kept in it; alone, 6 at a time: +0.3 MiB on average) and the JVM +2.4-3.1 in
+# five (thpshrink report shows no low-util THP left in it). The runtimes run as a fleet runs
+# them for a stable footprint, the same in all three configurations:
 # - the JVM trims glibc's malloc arenas (-XX:TrimNativeHeapInterval=1000; the same JVM's anon
 #   ranged 91.6-109.0 MiB on the host without it, 66.3-72.0 with it) and gives its free heap back
 #   after a full collection (Min/MaxHeapFreeRatio 10/20, as container images' JVM launchers set
@@ -111,8 +113,8 @@ ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # The page cache stays with process_madvise splits, so memory.current compares like for like;
 # THP_TOL bounds what THP itself leaves (the zero and unmapped subpages still in the services'
 # large folios with thpshrinkd).
-NODE_TOL=${NODE_TOL:-5}
-ANON_TOL=${ANON_TOL:-10}
+NODE_TOL=${NODE_TOL:-3}
+ANON_TOL=${ANON_TOL:-5}
 THP_TOL=3
 CUT=3
 # The advice for the widest cut among the shipped policies (61-jvm-split.json: "80%" = bucket 7):
@@ -263,18 +265,18 @@ pts0=$(vm_thp_knob khugepaged/pages_to_scan)
 
 PORT=9479
 D=/tmp/thpsd-node
-run_config() { # CONF
-	conf=$1
+run_config() { # CONF [MODE]: MODE (never, always, thpsd; CONF by default) under the name CONF
+	conf=$1 mode=${2:-$1}
 	echo "# ---- configuration $conf (uptime $(vm_uptime)s)"
 	sync; echo 3 > /proc/sys/vm/drop_caches
 	echo "# $conf: after drop_caches: system.slice file $(vm_memstat system.slice file 2>/dev/null) bytes, Cached $(awk '$1 == "Cached:" { print $2 }' /proc/meminfo) kB"
-	case $conf in
+	case $mode in
 	never) vm_set_thp_knob enabled never ;;
 	*) vm_set_thp_knob enabled always ;;
 	esac
 	khugepaged_fast
 	DPID=
-	if [ $conf = thpsd ]; then
+	if [ $mode = thpsd ]; then
 		# the advice, applied as an operator would: before the services fault their memory in
 		thpshrink reclaim --set-max-ptes-none $MPN 2>&1 | sed 's/^/# /'
 		mkdir -p $D/state && rm -rf $D/pol && cp -r /node/policies $D/pol && chmod 755 $D/pol && chmod 644 $D/pol/*
@@ -305,7 +307,7 @@ run_config() { # CONF
 	fig conf=$conf fill_secs=$(awk "BEGIN{print $(vm_uptime) - $_t}")
 	# the well-used THPs to follow to the end of this run (keep.py): every THP of a service
 	# >= 90 % used now (bucket 9), found by the product's scanner (tests/tools/scan-dump)
-	if [ $conf != never ]; then
+	if [ $mode != never ]; then
 		_t=$(vm_uptime)
 		scan-dump --all-ranges > $W/ranges-$conf.txt 2> $W/ranges-$conf.err ||
 			echo "# scan-dump failed: $(head -2 $W/ranges-$conf.err)"
@@ -330,7 +332,7 @@ run_config() { # CONF
 	# follows the host's load, by a factor of 2 between two minutes on a busy host): per service
 	# the best raw rate and the best rate per calibration unit.
 	for v in $SVCS; do eval "rate_${conf}_$v=0 norm_${conf}_$v=0"; done
-	_rounds=$ROUNDS; [ $conf = never ] && [ $ROUNDS -gt 1 ] && _rounds=$((ROUNDS - 1))
+	_rounds=$ROUNDS; [ $mode = never ] && [ $ROUNDS -gt 1 ] && _rounds=$((ROUNDS - 1))
 	for round in $(seq $_rounds); do
 		for v in $SVCS; do
 			c=$(lg calib 0 bench 1 | sed -n 's/.* rate=\([0-9.]*\).*/\1/p')
@@ -386,7 +388,7 @@ run_config() { # CONF
 		b9=$((b9 + $(echo "$h" | tr ' ' '\n' | sed -n 's|^9:\([0-9]*\)/.*|\1|p' | head -1 | grep . || echo 0)))
 	done
 	eval "full_$conf=$b9"
-	if [ $conf != never ]; then   # what became of the THPs followed from the fill
+	if [ $mode != never ]; then   # what became of the THPs followed from the fill
 		in_cg $CG_ROOT/loadgen.slice $BIN_PYTHON3 /tmp/node/keep.py $conf < $W/tracked-$conf.txt > $W/keep-$conf.txt 2>&1
 		cat $W/keep-$conf.txt
 		for _k in tracked thp rebuilt split drained partial freed gone; do
@@ -420,7 +422,7 @@ run_config() { # CONF
 		hwm=$(awk '/^VmHWM/ { print $2 * 1024 }' /proc/$DPID/status)
 		gb=$(vm_metric thpshrink_given_back_bytes_total)
 		for v in $SVCS; do
-			eval "evicted_$v=$(vm_metric thpshrink_page_cache_evicted_bytes_total "cgroup=\"/system.slice/$v.service\"")"
+			eval "evicted_${conf}_$v=$(vm_metric thpshrink_page_cache_evicted_bytes_total "cgroup=\"/system.slice/$v.service\"")"
 		done
 		fig conf=$conf daemon_cpu_pct=$(awk -v t=$ticks -v s=$secs 'BEGIN { printf "%.1f", t / s }') daemon_secs=$secs \
 			daemon_rss=$rss daemon_hwm=$hwm daemon_given_back=$gb
@@ -454,12 +456,30 @@ for conf in never always thpsd; do run_config $conf; done
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else print "n/a" }'; }
 vm_check node-always-bloats "node: THP always $(vm_mib $node_always) MiB vs THP never $(vm_mib $node_never) MiB ($(pct $node_always $node_never) %): the waste to give back" \
 	[ "$node_always" -gt "$node_never" ]
-goal=$([ $((node_thpsd * 100)) -le $((node_never * 103)) ] && [ $((anon_thpsd * 100)) -le $((anon_never * 105)) ] && echo met || echo missed)
-fig svc=node goal_103_105=$goal
-vm_check node-footprint "node: THP always + thpshrinkd $(vm_mib $node_thpsd) MiB = $(pct $node_thpsd $node_never) % of THP never ($(vm_mib $node_never) MiB; THP always $(vm_mib $node_always) MiB); bound 100 + ${NODE_TOL} %; the goal of 103 % (anon 105 %): $goal; page cache the services map charged outside them: $(vm_mib $outside_never), $(vm_mib $outside_always), $(vm_mib $outside_thpsd) MiB" \
-	[ $((node_thpsd * 100)) -le $((node_never * (100 + NODE_TOL))) ]
-vm_check node-anon "node anon: THP always + thpshrinkd $(vm_mib $anon_thpsd) MiB = $(pct $anon_thpsd $anon_never) % of THP never ($(vm_mib $anon_never) MiB; THP always $(vm_mib $anon_always) MiB); bound ${ANON_TOL} %" \
-	[ $((anon_thpsd * 100)) -le $((anon_never * (100 + ANON_TOL))) ]
+# The footprint is judged on one run of THP never and thpshrinkd, or on the mean of two where the
+# first is outside the bound: the runtimes' heaps move the node by up to 1.5 % from one run of a
+# configuration to the next, whatever THP does (Go's anon 12.9-15.2 MiB under THP never in 10
+# runs and 13.1-16.8 with thpshrinkd, none of it THP waste; the JVM's 59.9-62.3 and 60.5-63.9):
+# one run in 18 measured 103.9 % (anon 106.1 %), its Go heap 3.9 MiB larger, the other 17
+# 99.6-102.8 %. A second pair measures the same thing again: the mean of two halves the swing's
+# weight, and a footprint that THP itself pushed over the bound stays over it in both.
+within() { [ $(($1 * 100)) -le $(($2 * (100 + NODE_TOL))) ] && [ $(($3 * 100)) -le $(($4 * (100 + ANON_TOL))) ]; }
+runs=1 first="$(pct $node_thpsd $node_never) % (anon $(pct $anon_thpsd $anon_never) %)"
+node_n=$node_never node_d=$node_thpsd anon_n=$anon_never anon_d=$anon_thpsd
+if ! within $node_d $node_n $anon_d $anon_n; then
+	echo "# node: THP always + thpshrinkd at $first of THP never in the first run, outside 100 + $NODE_TOL % (anon $ANON_TOL %): THP never and thpshrinkd once more, judged on the mean of the two runs"
+	run_config never2 never
+	run_config thpsd2 thpsd
+	runs=2
+	fig svc=node run=2 footprint_pct=$(pct $node_thpsd2 $node_never2) anon_pct=$(pct $anon_thpsd2 $anon_never2)
+	node_n=$(((node_never + node_never2) / 2)) node_d=$(((node_thpsd + node_thpsd2) / 2))
+	anon_n=$(((anon_never + anon_never2) / 2)) anon_d=$(((anon_thpsd + anon_thpsd2) / 2))
+fi
+how=$([ $runs = 1 ] && echo "one run" || echo "the mean of two runs (the first $first; the second $(pct $node_thpsd2 $node_never2) % (anon $(pct $anon_thpsd2 $anon_never2) %))")
+vm_check node-footprint "node: THP always + thpshrinkd $(vm_mib $node_d) MiB = $(pct $node_d $node_n) % of THP never ($(vm_mib $node_n) MiB), $how; bound 100 + ${NODE_TOL} %; THP always $(vm_mib $node_always) MiB; page cache the services map charged outside them: $(vm_mib $outside_never), $(vm_mib $outside_always), $(vm_mib $outside_thpsd) MiB" \
+	[ $((node_d * 100)) -le $((node_n * (100 + NODE_TOL))) ]
+vm_check node-anon "node anon: THP always + thpshrinkd $(vm_mib $anon_d) MiB = $(pct $anon_d $anon_n) % of THP never ($(vm_mib $anon_n) MiB), $how; bound 100 + ${ANON_TOL} %; THP always $(vm_mib $anon_always) MiB" \
+	[ $((anon_d * 100)) -le $((anon_n * (100 + ANON_TOL))) ]
 vm_check node-thp-left "THP waste left with thpshrinkd (zero subpages of low-util folios + unmapped subpages of partially mapped ones, thpshrink report): $(vm_mib $left_thpsd) MiB = $(pct $left_thpsd $node_never) % of THP never's node (THP always: $(vm_mib $left_always) MiB); bound ${THP_TOL} %" \
 	[ $((left_thpsd * 100)) -le $((node_never * THP_TOL)) ]
 # Each service's file pages (memory.stat file) with thpshrinkd against THP never's, and what
@@ -467,7 +487,7 @@ vm_check node-thp-left "THP waste left with thpshrinkd (zero subpages of low-uti
 # actions evicted
 for v in $SVCS; do
 	fn=$(eval echo \$file_never_$v) fa=$(eval echo \$file_always_$v) fd=$(eval echo \$file_thpsd_$v)
-	ev=$(eval echo \${evicted_$v:-0})
+	ev=$(eval echo \${evicted_thpsd_$v:-0})
 	vm_check file-kept.$v "$v: file pages THP never $(vm_mib $fn) MiB, always $(vm_mib $fa), always+thpshrinkd $(vm_mib $fd) MiB = $(pct $fd $fn) % of never (bound >= 95 %); evicted by thpshrinkd's actions $ev bytes (bound 5 % of never's); mapped by it (whose.py) $(eval echo \${mapped_never_$v:-?}), $(eval echo \${mapped_always_$v:-?}), $(eval echo \${mapped_thpsd_$v:-?}) KiB" \
 		[ $((fd * 100)) -ge $((fn * 95)) -a $((ev * 100)) -le $((fn * 5)) ]
 	fig svc=$v file_pct=$(pct $fd $fn) file_evicted_by_actions=$ev
@@ -495,5 +515,5 @@ for v in $SVCS; do
 		awk -v a="$a" -v d="$d" -v n="$n" -v an="$an" -v dn="$dn" 'BEGIN { exit !((a > 0 && d / a >= 0.5) || (an > 0 && dn / an >= 0.5) || (n > 0 && d >= n)) }'
 	fig svc=$v footprint_pct=$(pct $(eval echo \$mc_thpsd_$v) $(eval echo \$mc_never_$v)) tput_vs_always=$(ratio $d $a) tput_norm_vs_always=$(ratio $dn $an)
 done
-fig svc=node rounds=$ROUNDS footprint_pct=$(pct $node_thpsd $node_never) always_pct=$(pct $node_always $node_never) \
+fig svc=node rounds=$ROUNDS verdict_runs=$runs verdict_pct=$(pct $node_d $node_n) verdict_anon_pct=$(pct $anon_d $anon_n) footprint_pct=$(pct $node_thpsd $node_never) always_pct=$(pct $node_always $node_never) \
 	anon_pct=$(pct $anon_thpsd $anon_never) anon_always_pct=$(pct $anon_always $anon_never)
