@@ -55,19 +55,19 @@ mkcg() { # CGROUP (relative to the mount, leading /)
 	done
 }
 
-cat >$D/pol/10-k8s.json <<'JEOF'
+MIN_WASTE=2097152 # 2M, the floor the policy grammar allows
+cat >$D/pol/10-k8s.json <<JEOF
 { "policies": [
   { "name": "gu-observe", "match": { "qos_class": "guaranteed" }, "mode": "observe",
-    "trigger": { "min_waste": "2M" } },
+    "trigger": { "min_waste": $MIN_WASTE } },
   { "name": "be-enforce", "match": { "qos_class": "besteffort" }, "mode": "enforce",
-    "action": "reclaim", "trigger": { "min_waste": "2M" }, "cooldown": "1s",
+    "action": "reclaim", "trigger": { "min_waste": $MIN_WASTE }, "cooldown": "1s",
     "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" } ] }
 JEOF
 chmod 644 $D/pol/*.json
 
 # 16 THPs of 8 used subpages each per workload: 16 x 504 zero subpages of waste.
 mix_waste=$((16 * 504 * 4096))
-MIN_WASTE=2097152 # be-enforce's min_waste
 started=yes
 while read -r name cg qos uid id; do
 	mkcg "$cg" || { vm_fail mkdir "cannot create $cg"; started=no; break; }
@@ -118,21 +118,21 @@ i=0
 # THP (504 zero subpages, 1.97 MiB) in one pod, which is below min_waste (2M, the floor the
 # policy grammar allows) and so, by the policy, stays. Up to 8 intervals; the loop ends as soon
 # as both are given back
+given_back() { [ "$g1" -gt 0 ] && [ "$g2" -gt 0 ] && [ "$w1" -lt $MIN_WASTE ] && [ "$w2" -lt $MIN_WASTE ]; }
+both_asked() { grep -q "cgroup '$BE1': reclaim asked" $D/daemon.log && grep -q "cgroup '$BE2': reclaim asked" $D/daemon.log; }
 while [ $i -lt $((INTERVAL * 8 * 10 + 100)) ]; do
 	w1=$(metric thpshrink_cgroup_waste_bytes "$BE1") w2=$(metric thpshrink_cgroup_waste_bytes "$BE2")
 	g1=$(metric thpshrink_given_back_bytes_total "$BE1") g2=$(metric thpshrink_given_back_bytes_total "$BE2")
-	[ "$g1" -gt 0 ] && [ "$g2" -gt 0 ] && [ "$w1" -lt $MIN_WASTE ] && [ "$w2" -lt $MIN_WASTE ] && break
+	given_back && break
 	# 6.1 gives nothing back (below): once both were asked there is nothing more to wait for
-	[ "$THPS_KCLASS" = none ] && grep -q "cgroup '$BE1': reclaim asked" $D/daemon.log &&
-		grep -q "cgroup '$BE2': reclaim asked" $D/daemon.log && break
+	[ "$THPS_KCLASS" = none ] && both_asked && break
 	sleep 0.1; i=$((i + 1))
 done
 secs=$(awk -v a=$T0 -v b="$(vm_uptime)" 'BEGIN{printf "%.1f", b-a}')
 if [ "$THPS_KCLASS" = none ]; then
-	ok=no; grep -q "cgroup '$BE1': reclaim asked" $D/daemon.log && grep -q "cgroup '$BE2': reclaim asked" $D/daemon.log && ok=yes
-	vm_check besteffort-asked "6.1 cannot free THP zero subpages by reclaim; both BestEffort cgroups were asked" [ $ok = yes ]
+	vm_check besteffort-asked "6.1 cannot free THP zero subpages by reclaim; both BestEffort cgroups were asked" both_asked
 else
-	ok=no; [ "$g1" -gt 0 ] && [ "$g2" -gt 0 ] && [ "$w1" -lt $MIN_WASTE ] && [ "$w2" -lt $MIN_WASTE ] && ok=yes
+	ok=no; given_back && ok=yes
 	vm_check besteffort-given-back "systemd-driver containerd pod: $(vm_mib "$g1") MiB back, $w1 bytes left; cgroupfs CRI-O pod: $(vm_mib "$g2") MiB back, $w2 bytes left; of $(vm_mib $mix_waste) MiB each (bound: < $MIN_WASTE bytes left, the policy's min_waste), within $secs s" \
 		[ $ok = yes ]
 	[ $ok = yes ] || grep -E "cgroup '($BE1|$BE2)'" $D/daemon.log | tail -12 | sed 's/^/# daemon: /'
