@@ -84,7 +84,7 @@ ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 # below). Single runs measured 97.8-104.1 % (anon 96.4-106.6 %) before the flags below made
 # the runtimes steadier, Node.js, the JVM and Go each moving the node by 3-5 MiB (1 % of it is
 # 2.6 MiB) from one run to the next; since GOGC=50 and V8's compaction, 99.3-103.9 % (anon
-# 98.4-106.1 %) in 20 runs, outside the bounds in one: Node.js within 1.2 MiB across the
+# 98.4-106.1 %) in 28 runs, outside the bounds in two: Node.js within 1.2 MiB across the
 # three configurations, but Go +3.7-3.9 MiB with thpshrinkd in two of the first four (2 THPs
 # >= 90 % used kept in it; alone, 6 at a time: +0.3 MiB on average) and the JVM +2.4-3.1 in
 # five (thpshrink report shows no low-util THP left in it). The runtimes run as a fleet runs
@@ -460,9 +460,10 @@ vm_check node-always-bloats "node: THP always $(vm_mib $node_always) MiB vs THP 
 # first is outside the bound: the runtimes' heaps move the node by up to 1.5 % from one run of a
 # configuration to the next, whatever THP does (Go's anon 12.9-15.2 MiB under THP never in 10
 # runs and 13.1-16.8 with thpshrinkd, none of it THP waste; the JVM's 59.9-62.3 and 60.5-63.9):
-# one run in 20 measured 103.9 % (anon 106.1 %), its Go heap 3.9 MiB larger, the other 19
-# 99.3-102.8 %. A second pair measures the same thing again: the mean of two halves the swing's
-# weight, and a footprint that THP itself pushed over the bound stays over it in both.
+# two runs in 28 measured 103.9 and 103.0 % (anon 106.1 and 103.8 %), Go's heap 3.9 and 2.6 MiB
+# larger, the other 26 99.3-102.9 %. A second pair measures the same thing again: the mean of
+# two halves the swing's weight, and a footprint that THP itself pushed over the bound stays over
+# it in both.
 within() { [ $(($1 * 100)) -le $(($2 * (100 + $3))) ]; }   # BYTES REF TOL: BYTES <= REF + TOL %
 runs=1 first="$(pct $node_thpsd $node_never) % (anon $(pct $anon_thpsd $anon_never) %)"
 node_n=$node_never node_d=$node_thpsd anon_n=$anon_never anon_d=$anon_thpsd
