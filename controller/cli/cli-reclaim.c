@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* thpshrink reclaim: gives one cgroup's wasted THP memory back, once, and shows what it did.
- * scan (the scanner, filtered to the cgroup) -> act (reclaim, split, or observe for a dry run)
- * -> rescan, then prints the histogram before and after and what memory.current says was
- * given back. Global knobs (khugepaged/max_ptes_none) change only when asked, loudly. */
+ * scan (the scanner, filtered to the cgroup) -> act (thps_give_back(), the daemon's act path:
+ * split, reclaim, or observe for a dry run) -> rescan, then prints the histogram before and after
+ * and what memory.current says was given back. Global knobs (khugepaged/max_ptes_none) change only
+ * when asked, loudly. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -54,11 +55,14 @@ static void usage(FILE *f)
 	    "absolute)\n"
 	    "  --pid PID                 one process instead (split only; works on cgroup v1\n"
 	    "                            hosts too, measured by the process's RssAnon)\n"
-	    "  --method reclaim|split    reclaim: write memory.reclaim (the kernel's THP shrinker\n"
-	    "                            splits; ALSO evicts the cgroup's page cache); split:\n"
-	    "                            split exactly the low-utilization and partially mapped\n"
-	    "                            folios through process_madvise (debugfs split_huge_pages\n"
-	    "                            as the fallback) (default: reclaim; split with --pid)\n"
+	    "  --method split|reclaim|split_or_reclaim\n"
+	    "                            split (default): split exactly the low-utilization and\n"
+	    "                            partially mapped folios through process_madvise\n"
+	    "                            (debugfs split_huge_pages as the fallback); never\n"
+	    "                            memory.reclaim. reclaim: write memory.reclaim (the\n"
+	    "                            kernel's THP shrinker splits; ALSO evicts the cgroup's\n"
+	    "                            page cache). split_or_reclaim: split, and memory.reclaim\n"
+	    "                            where no exact split reaches (as the policy action)\n"
 	    "  --dry-run                 show what would be done; change nothing\n"
 	    "  --max-bytes SIZE          ask for at most SIZE (digits, optional K/M/G/T)\n"
 	    "  --lowutil-bucket B        THPs in buckets 0..B are low-utilization (default 0)\n"
@@ -371,7 +375,7 @@ static int check_args(struct reclaim_args *a)
 		return 2;
 	}
 	if (!a->method)
-		a->method = a->pid ? "split" : "reclaim";
+		a->method = "split";
 	return -1;
 }
 
@@ -468,8 +472,11 @@ static int parse_args(int argc, char **argv, struct reclaim_args *a)
 				return 2;
 			break;
 		case O_METHOD:
-			if (strcmp(optarg, "reclaim") && strcmp(optarg, "split")) {
-				log_error("--method: expected reclaim or split, got '%s'", optarg);
+			if (strcmp(optarg, "reclaim") && strcmp(optarg, "split") &&
+			    strcmp(optarg, "split_or_reclaim")) {
+				log_error("--method: expected split, reclaim or split_or_reclaim, "
+					  "got '%s'",
+					  optarg);
 				return 2;
 			}
 			a->method = optarg;
@@ -602,11 +609,18 @@ static int resolve_cgroup(struct reclaim_run *run, const struct reclaim_args *a)
 	return 0;
 }
 
+/* Whether the method splits (split, split_or_reclaim). */
+static bool splits(const struct reclaim_args *a)
+{
+	return strcmp(a->method, "reclaim") != 0;
+}
+
 /* What the method can do on this kernel, into run->why (the dry run probes it too). 0 or
  * -errno (logged). */
 static int probe(struct reclaim_run *run, const struct reclaim_args *a)
 {
-	int r = thps_actuator_find(a->method)->probe(&run->ctx, run->why, sizeof(run->why));
+	int r = thps_actuator_find(splits(a) ? "split" : "reclaim")
+		    ->probe(&run->ctx, run->why, sizeof(run->why));
 
 	if (r < 0)
 		return log_error_errno(r, "Failed to probe the %s actuator: %m", a->method);
@@ -614,7 +628,7 @@ static int probe(struct reclaim_run *run, const struct reclaim_args *a)
 		(void)thps_reclaim_frees_zero_subpages(&run->ctx, &run->g, run->why,
 						       sizeof(run->why));
 	run->mech = THPS_SPLIT_MECH_NONE;
-	if (!strcmp(a->method, "split"))
+	if (splits(a))
 		run->mech = thps_split_mechanism(&run->ctx, THPS_SPLIT_MECH_AUTO, run->why,
 						 sizeof(run->why));
 	return 0;
@@ -623,7 +637,7 @@ static int probe(struct reclaim_run *run, const struct reclaim_args *a)
 /* The scan before acting; split needs its ranges. 0 or -errno (logged). */
 static int scan_before(struct reclaim_run *run, const struct reclaim_args *a)
 {
-	int r = scan_cgroup(&run->ctx, &run->g, run->cg, a, !strcmp(a->method, "split"),
+	int r = scan_cgroup(&run->ctx, &run->g, run->cg, a, splits(a),
 			    run->mech == THPS_SPLIT_MECH_PMADVISE, &run->before);
 
 	if (r < 0)
@@ -645,32 +659,35 @@ static void measure_unmeasured(struct reclaim_run *run)
 		res->before.memory_current = res->after.memory_current = UINT64_MAX;
 }
 
-/* Reclaim asks for an amount, split gets the scan's ranges; a dry run only observes. 0 or
- * -errno (logged); acting on nothing is only a warning. */
+/* Through the daemon's act path: reclaim asks for an amount, split gets the scan's ranges; a
+ * dry run only observes. 0 or -errno (logged); acting on nothing is only a warning. */
 static int act(struct reclaim_run *run, const struct reclaim_args *a)
 {
-	const struct thps_actuator_ops *ops =
-	    thps_actuator_find(a->dry_run ? "observe" : a->method);
-	struct thps_act_request req = {
+	bool rec = !strcmp(a->method, "reclaim"), allow = !strcmp(a->method, "split_or_reclaim");
+	const struct thps_give_back gb = {
 	    .cgroup = a_target_cgroup(run),
-	    .geom = &run->g,
-	    .lowutil_max_bucket = a->lowutil_bucket,
-	    .max_bytes = a->max_bytes,
 	    .pid = a->pid,
+	    .geom = &run->g,
+	    .method = a->dry_run ? THPS_GIVE_BACK_OBSERVE
+		      : rec	 ? THPS_GIVE_BACK_RECLAIM
+				 : THPS_GIVE_BACK_SPLIT,
+	    .allow_reclaim = allow,
 	    .mech = run->mech,
+	    .amount =
+		rec || allow ? thps_reclaim_amount(&run->sb, a->max_bytes, run->g.page_size) : 0,
+	    .max_bytes = a->max_bytes,
+	    .lowutil_max_bucket = a->lowutil_bucket,
+	    .ranges = run->before.ranges,
+	    .n_ranges = run->before.n_ranges,
+	    .partial_unmapped_bytes = run->sb.partial_unmapped_bytes,
 	    .cold_whole = a->cold_whole,
 	};
 	int r;
 
-	if (!strcmp(a->method, "reclaim"))
-		req.amount_bytes = thps_reclaim_amount(&run->sb, a->max_bytes, run->g.page_size);
-	else {
-		req.ranges = run->before.ranges;
-		req.n_ranges = run->before.n_ranges;
-	}
-	r = ops->act(&run->ctx, &req, &run->res);
+	r = thps_give_back(&run->ctx, &gb, &run->res);
 	if (r < 0)
-		return log_error_errno(r, "Failed to act (%s) on %s: %m", ops->name, run->label);
+		return log_error_errno(r, "Failed to act (%s) on %s: %m",
+				       a->dry_run ? "observe" : a->method, run->label);
 	if (!run->res.acted && !a->dry_run)
 		log_warning("%s on %s did nothing: %s", a->method, run->label, run->res.note);
 	measure_unmeasured(run);

@@ -92,6 +92,48 @@ extern const struct thps_actuator_ops thps_actuator_observe;
 extern const struct thps_actuator_ops *const thps_actuators[];
 const struct thps_actuator_ops *thps_actuator_find(const char *name);
 
+/* How thps_give_back() gives a cgroup's waste back. */
+enum thps_give_back_method {
+	THPS_GIVE_BACK_SPLIT,	/* the exact split; memory.reclaim only with allow_reclaim */
+	THPS_GIVE_BACK_RECLAIM, /* memory.reclaim, named by the operator */
+	THPS_GIVE_BACK_OBSERVE, /* a dry run: record what would be asked, change nothing */
+};
+
+/* One action on one cgroup (or one process), for the daemon and the CLI alike. */
+struct thps_give_back {
+	const char *cgroup; /* relative to ctx->cgroup_root; NULL with pid */
+	pid_t pid;	    /* one process (thpshrink reclaim --pid), or 0 */
+	const struct thps_geometry *geom;
+	enum thps_give_back_method method;
+	/* The policy's permission to evict page cache: memory.reclaim where no exact split
+	 * reaches (no split mechanism at all; partially mapped folios on the debugfs fallback). */
+	bool allow_reclaim;
+	enum thps_split_mech mech; /* as probed by the caller; AUTO decides here */
+	int zero_freed;		   /* as thps_act_request.zero_freed */
+	uint64_t amount;	   /* reclaim: bytes to ask memory.reclaim for */
+	uint64_t max_bytes;	   /* split: stop once this much waste was targeted; 0 = no cap */
+	unsigned lowutil_max_bucket;
+	uint32_t sizes_mask; /* folio sizes acted on, 0 = every size */
+	/* The scanner's ranges; only those of memcg ino (0: every one) are looked at. */
+	const struct thps_thp_range *ranges;
+	size_t n_ranges;
+	uint64_t ino;
+	uint64_t partial_unmapped_bytes; /* the cgroup's, as scanned */
+	/* The caller's own exclusions (ranges khugepaged rebuilt too often, THPs it promoted);
+	 * NULL: none. */
+	bool (*skip)(const struct thps_thp_range *t, void *userdata);
+	void *userdata;
+	bool cold_whole; /* as thps_act_request.cold_whole */
+};
+
+/* Acts on gb->cgroup as gb->method says, through the actuator table, and measures it in
+ * *ret (ret->mechanism: "process_madvise", "debugfs", "reclaim" or NULL when nothing was
+ * asked). The one act path of the daemon and the CLI: a split never writes memory.reclaim
+ * unless gb->allow_reclaim. Returns 0 (ret->acted false with ret->note saying why when
+ * it refused or found nothing) or -errno. */
+int thps_give_back(const struct thps_ctx *ctx, const struct thps_give_back *gb,
+		   struct thps_act_result *ret);
+
 /* The reclaim amount for a cgroup: its low-util waste plus its partially mapped THPs'
  * unmapped bytes, capped at max_bytes (0 = no cap), rounded up to whole pages. */
 uint64_t thps_reclaim_amount(const struct thps_cgroup_stats *cg, uint64_t max_bytes,

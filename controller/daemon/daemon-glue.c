@@ -109,7 +109,7 @@ unsigned dglue_policies_max_split_cut(const struct dglue_policies *p)
 	unsigned cut = 0;
 
 	for (size_t i = 0; i < dglue_policies_count(p); i++)
-		if (p->set->policies[i].action == THPS_POLICY_SPLIT)
+		if (p->set->policies[i].action != THPS_POLICY_RECLAIM)
 			cut = MAX(cut, p->set->policies[i].lowutil_max_bucket);
 	return cut;
 }
@@ -176,6 +176,22 @@ void dglue_probe(const struct thps_ctx *ctx, struct dglue_caps *ret)
 	else if (!ret->memory_reclaim)
 		snprintf(ret->why, sizeof(ret->why),
 			 "the kernel has no memory.reclaim (Linux >= 5.19 needed)");
+}
+
+bool dglue_policies_allow_reclaim(const struct dglue_policies *p)
+{
+	for (size_t i = 0; i < dglue_policies_count(p); i++)
+		if (p->set->policies[i].action == THPS_POLICY_SPLIT_OR_RECLAIM)
+			return true;
+	return false;
+}
+
+const char *dglue_give_back_method(const struct dglue_caps *caps, const struct dglue_policies *p)
+{
+	if (caps->split_mech == THPS_SPLIT_MECH_PMADVISE ||
+	    caps->split_mech == THPS_SPLIT_MECH_DEBUGFS)
+		return thps_split_mech_name(caps->split_mech);
+	return dglue_policies_allow_reclaim(p) ? "reclaim" : "none";
 }
 
 size_t dglue_caps_flags(const struct dglue_caps *caps, struct thps_metrics_flag *flags, size_t max)
@@ -267,7 +283,7 @@ static void drop_pinned(const struct thps_scan *scan, const struct thps_cgroup_s
 {
 	uint32_t sizes = thps_policy_acted_sizes(pol, &scan->geom);
 
-	if (!rc || !rc->n || pol->action != THPS_POLICY_SPLIT)
+	if (!rc || !rc->n || pol->action == THPS_POLICY_RECLAIM)
 		return;
 	for (size_t i = 0; i < scan->n_ranges; i++) {
 		const struct thps_thp_range *t = &scan->ranges[i];
@@ -321,6 +337,7 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 	ret->lowutil_thps = f.lowutil_thps;
 	ret->lowutil_max_bucket = pol->lowutil_max_bucket;
 	ret->sizes_mask = pol->sizes_mask;
+	ret->allow_reclaim = pol->action == THPS_POLICY_SPLIT_OR_RECLAIM;
 	if (d.rule == THPS_RULE_OBSERVE) {
 		/* Recorded by the observe actuator: what enforce would have asked. */
 		ret->action = DGLUE_ACT_OBSERVE;
@@ -369,58 +386,31 @@ void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_
 		(void)thps_engine_record_result(e, cgroup, res->requested, res->given_back);
 }
 
-/* The unmapped parts of partially mapped THPs: no split of the mapped ranges the scanner saw
- * reaches them, but memory.reclaim of just those bytes runs the deferred-split shrinker, which
- * splits such folios whatever max_ptes_none is. */
-static int reclaim_partial(const struct thps_ctx *ctx, const struct thps_scan *scan,
-			   const struct thps_cgroup_stats *c, uint64_t bytes,
-			   struct thps_act_result *res)
-{
-	struct thps_act_request req = {
-	    .cgroup = c->path,
-	    .geom = &scan->geom,
-	    .amount_bytes = bytes,
-	};
+/* What the daemon keeps from a split besides the policy's cut: ranges khugepaged rebuilt
+ * too often (pinned) and whole THPs it promoted itself (dense while whole). */
+struct act_skip {
+	const struct thps_recollapse *rc;
+	const struct thps_promoted *promoted;
+};
 
-	return thps_actuator_reclaim.act(ctx, &req, res);
+static bool act_skip(const struct thps_thp_range *t, void *userdata)
+{
+	const struct act_skip *k = userdata;
+
+	return (k->rc && thps_recollapse_pinned(k->rc, t)) ||
+	       (k->promoted && thps_promoted_has(k->promoted, t));
 }
 
-/* Joins a split and the reclaim after it into one action: the first before, the last after. */
-static void merge_results(const struct thps_act_result *split, const struct thps_act_result *rec,
-			  struct thps_act_result *ret)
+static enum thps_give_back_method give_back_method(enum dglue_action a)
 {
-	struct thps_act_result m = *split;
-
-	m.acted = split->acted || rec->acted;
-	m.asked_bytes = split->asked_bytes + rec->asked_bytes;
-	if (!split->acted)
-		m.before = rec->before;
-	if (rec->acted)
-		m.after = rec->after;
-	snprintf(m.note, sizeof(m.note), "%.200s%smemory.reclaim for partially mapped THPs%s%.200s",
-		 split->note, split->note[0] ? "; " : "", rec->note[0] ? ": " : "", rec->note);
-	*ret = m;
-}
-
-/* Whether a cgroup's range goes to its split: its sparse folios by the policy's cut and sizes,
- * and, where splits go through process_madvise, its partially mapped folios too. */
-static bool range_for_split(const struct thps_scan *scan, const struct thps_thp_range *t,
-			    const struct thps_cgroup_stats *c, const struct dglue_decision *d,
-			    bool partials, const struct thps_recollapse *rc,
-			    const struct thps_promoted *promoted)
-{
-	uint32_t pages = thps_range_pages(t, &scan->geom);
-
-	if (t->ino != c->ino || (rc && thps_recollapse_pinned(rc, t)))
-		return false;
-	/* a THP the daemon promoted is dense while it is whole: never split it */
-	if (promoted && thps_promoted_has(promoted, t))
-		return false;
-	if (d->sizes_mask && !(d->sizes_mask & (UINT32_C(1) << thps_folio_order(pages))))
-		return false;
-	if (t->mapped)
-		return partials;
-	return thps_bucket_n(pages, t->utilized) <= d->lowutil_max_bucket;
+	switch (a) {
+	case DGLUE_ACT_SPLIT:
+		return THPS_GIVE_BACK_SPLIT;
+	case DGLUE_ACT_RECLAIM:
+		return THPS_GIVE_BACK_RECLAIM;
+	default:
+		return THPS_GIVE_BACK_OBSERVE;
+	}
 }
 
 int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
@@ -428,49 +418,35 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	      const struct thps_recollapse *rc, const struct thps_promoted *promoted,
 	      struct dglue_result *ret)
 {
-	const struct thps_actuator_ops *a = thps_actuator_find(dglue_action_name(d->action));
-	struct thps_act_request req = {
+	struct act_skip skip = {.rc = rc, .promoted = promoted};
+	const struct thps_give_back gb = {
 	    .cgroup = c->path,
 	    .geom = &scan->geom,
-	    .amount_bytes = d->amount,
-	    .max_bytes = d->amount,
-	    .lowutil_max_bucket = d->lowutil_max_bucket,
+	    .method = give_back_method(d->action),
+	    .allow_reclaim = d->allow_reclaim,
 	    .mech = d->split_mech,
 	    .zero_freed = d->split_zero_freed,
+	    .amount = d->amount,
+	    .max_bytes = d->amount,
+	    .lowutil_max_bucket = d->lowutil_max_bucket,
+	    .sizes_mask = d->sizes_mask,
+	    .ranges = d->action == DGLUE_ACT_SPLIT ? scan->ranges : NULL,
+	    .n_ranges = d->action == DGLUE_ACT_SPLIT ? scan->n_ranges : 0,
+	    .ino = c->ino,
+	    .partial_unmapped_bytes = c->partial_unmapped_bytes,
+	    .skip = act_skip,
+	    .userdata = &skip,
 	};
-	struct thps_act_result res, partial;
-	_cleanup_free_ struct thps_thp_range *ranges = NULL;
-	bool split = d->action == DGLUE_ACT_SPLIT;
-	/* process_madvise reaches partially mapped folios exactly; debugfs cannot (the scanner's
-	 * mapped ranges miss the unmapped part), so there memory.reclaim takes them */
-	bool exact = d->split_mech == THPS_SPLIT_MECH_PMADVISE;
-	uint64_t page = scan->geom.page_size ? scan->geom.page_size : 4096, partial_bytes;
-	size_t n = 0;
+	struct thps_act_result res;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	if (!a)
+	if (d->action == DGLUE_ACT_NONE)
 		return -EOPNOTSUPP;
 	if (!c->path || !strcmp(c->path, "/"))
 		return -EINVAL;
-	if (split && scan->n_ranges) {
-		/* Only this cgroup's folios, as the scanner saw them (it records up to the widest
-		 * cut of all split policies). */
-		ranges = calloc(scan->n_ranges, sizeof(*ranges));
-		if (!ranges)
-			return -ENOMEM;
-		for (size_t i = 0; i < scan->n_ranges; i++)
-			if (range_for_split(scan, &scan->ranges[i], c, d, exact, rc, promoted))
-				ranges[n++] = scan->ranges[i];
-		req.ranges = ranges;
-		req.n_ranges = n;
-	}
 	memset(&res, 0, sizeof(res));
-	/* A split policy with only partially mapped waste asks the split actuator nothing. */
-	if (!split || n || c->partial_unmapped_bytes < page)
-		r = a->act(ctx, &req, &res);
-	else
-		r = 0;
+	r = thps_give_back(ctx, &gb, &res);
 	if (d->action == DGLUE_ACT_OBSERVE) {
 		/* Nothing was asked of the kernel; an unreadable memory.current (cgroup v1) only
 		 * costs the dry run its snapshot. */
@@ -479,17 +455,6 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	}
 	if (r < 0)
 		return r;
-	partial_bytes = !exact && d->amount > res.asked_bytes
-			    ? MIN(c->partial_unmapped_bytes, d->amount - res.asked_bytes)
-			    : 0;
-	partial_bytes -= partial_bytes % page;
-	if (split && partial_bytes) {
-		memset(&partial, 0, sizeof(partial));
-		r = reclaim_partial(ctx, scan, c, partial_bytes, &partial);
-		if (r < 0)
-			return r;
-		merge_results(&res, &partial, &res);
-	}
 	ret->requested = res.asked_bytes;
 	ret->given_back = thps_act_given_back(&res);
 	ret->file_lost = thps_act_file_lost(&res);

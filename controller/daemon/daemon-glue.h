@@ -71,8 +71,9 @@ struct dglue_decision {
 	uint64_t waste_bytes, lowutil_thps; /* at the policy's low-util cut */
 	unsigned lowutil_max_bucket;	    /* the policy's low-util cut */
 	uint32_t sizes_mask;		    /* the policy's folio sizes, 0 = every size */
-	enum thps_split_mech split_mech;    /* how a split splits (the daemon's probe) */
-	int split_zero_freed;		    /* as measured at start; 0 unknown */
+	bool allow_reclaim; /* the policy allows memory.reclaim where no exact split reaches */
+	enum thps_split_mech split_mech; /* how a split splits (the daemon's probe) */
+	int split_zero_freed;		 /* as measured at start; 0 unknown */
 };
 
 struct dglue_caps {
@@ -91,6 +92,11 @@ struct dglue_caps {
 
 /* Probes what this kernel offers. Never fails: missing things are false with a reason. */
 void dglue_probe(const struct thps_ctx *ctx, struct dglue_caps *ret);
+/* How a policy that splits gives waste back here: "process_madvise", "debugfs", "reclaim"
+ * (nothing exact, and a policy in force allows memory.reclaim) or "none". */
+const char *dglue_give_back_method(const struct dglue_caps *caps, const struct dglue_policies *p);
+/* Whether any policy in force may write memory.reclaim where no exact split reaches. */
+bool dglue_policies_allow_reclaim(const struct dglue_policies *p);
 /* Fills flags (at most max) from caps for the metrics. Returns the count. */
 size_t dglue_caps_flags(const struct dglue_caps *caps, struct thps_metrics_flag *flags, size_t max);
 
@@ -115,7 +121,7 @@ struct dglue_result {
 	uint64_t requested;
 	uint64_t given_back;   /* thps_act_given_back(): never page cache */
 	uint64_t file_lost;    /* memory.stat file before - after: what it cost the page cache */
-	const char *mechanism; /* split: "process_madvise" or "debugfs"; NULL otherwise */
+	const char *mechanism; /* "process_madvise", "debugfs", "reclaim"; NULL: nothing asked */
 	char note[512];	       /* the actuator's word for the operator, "" if none */
 };
 
@@ -124,9 +130,10 @@ struct dglue_result;
 void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_decision *d,
 		  const struct dglue_result *res);
 
-/* Carries out d for cgroup c (of scan) through the actuator named d->action; a split leaves
- * the ranges rc pinned (khugepaged rebuilt them too often; NULL: none) and the whole THPs the
- * daemon promoted (NULL: none) alone. Returns 0,
+/* Carries out d for cgroup c (of scan) through thps_give_back(), the CLI's act path too; a
+ * split leaves the ranges rc pinned (khugepaged rebuilt them too often; NULL: none) and the
+ * whole THPs the daemon promoted (NULL: none) alone, and writes memory.reclaim only where
+ * d->allow_reclaim. Returns 0,
  * -ECANCELED if the actuator refused (note says why), or -errno (the caller logs). */
 int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,

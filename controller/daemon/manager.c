@@ -337,6 +337,29 @@ static void apply_measure(struct manager *m, const struct thps_measure *ms)
 		m->caps.split_zero_freed = zero ? 1 : -1;
 }
 
+/* Once at start, loudly where process_madvise is refused: what a split policy does instead,
+ * and that memory.reclaim stays off unless a policy allows it. */
+static void log_give_back(struct manager *m)
+{
+	const char *method = dglue_give_back_method(&m->caps, m->policies);
+
+	if (m->caps.split_mech == THPS_SPLIT_MECH_PMADVISE)
+		log_info("Give back: process_madvise (exact split; page cache spared)");
+	else if (m->caps.split_mech == THPS_SPLIT_MECH_DEBUGFS)
+		log_warning("Give back: process_madvise refused (%s): splits go through debugfs "
+			    "split_huge_pages; partially mapped THPs' unmapped bytes only where a "
+			    "policy says \"split_or_reclaim\" (memory.reclaim, evicts page cache)",
+			    m->caps.split_why);
+	else
+		log_warning("Give back: no exact split here (%s): policies that split give nothing "
+			    "back%s; memory.reclaim (evicts page cache) only where a policy says "
+			    "\"split_or_reclaim\" or \"reclaim\" (method %s)",
+			    m->caps.split_why,
+			    !strcmp(method, "reclaim") ? ", except where a policy allows reclaim"
+						       : "",
+			    method);
+}
+
 static void measure_at_start(struct manager *m)
 {
 	_cleanup_free_ struct thps_measure *ms = calloc(1, sizeof(*ms));
@@ -439,6 +462,7 @@ static void probe_kernel(struct manager *m)
 	log_info("Splits: %s: %s", thps_split_mech_name(m->caps.split_mech), m->caps.split_why);
 	log_info("Sources: %s", dglue_sources_description());
 	measure_at_start(m);
+	log_give_back(m);
 	m->observe_only = m->o.dry_run;
 	if (m->o.dry_run)
 		log_notice("--dry-run: observing every cgroup whatever the policies say");

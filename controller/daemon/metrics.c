@@ -466,6 +466,20 @@ static void capabilities(struct out *o, const struct thps_metrics_input *in)
 	}
 }
 
+static void give_back_method(struct out *o, const struct thps_metrics_input *in)
+{
+	static const char *const methods[] = {"process_madvise", "debugfs", "reclaim", "none"};
+
+	if (!in->give_back_method)
+		return;
+	family(o, "thpshrink_give_back_method", "gauge",
+	       "How a split policy gives waste back here (1 = in use): process_madvise and debugfs "
+	       "split exactly; reclaim evicts page cache too; none gives nothing back.");
+	for (size_t i = 0; i < ELEMENTSOF(methods); i++)
+		put(o, "thpshrink_give_back_method{method=\"%s\"} %d\n", methods[i],
+		    !strcmp(methods[i], in->give_back_method));
+}
+
 static void cgroups_dropped(struct out *o)
 {
 	scalar(o, "thpshrink_metrics_cgroups_dropped", "gauge",
@@ -650,6 +664,7 @@ int thps_metrics_format(const struct thps_metrics_input *in, char *buf, size_t s
 	build_info(&o, in);
 	dry_run(&o, in);
 	capabilities(&o, in);
+	give_back_method(&o, in);
 	cgroups_dropped(&o);
 	policies(&o, in);
 	passes(&o, in);

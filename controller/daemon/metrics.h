@@ -84,6 +84,9 @@ struct thps_metrics_input {
 	size_t n_decisions;
 	const struct thps_metrics_flag *capabilities;
 	size_t n_capabilities;
+	/* How a policy that splits gives waste back here: "process_madvise", "debugfs",
+	 * "reclaim" (no exact split; a policy allows memory.reclaim) or "none"; NULL: no family */
+	const char *give_back_method;
 
 	const struct thps_metrics_cgroup_count *recollapsed;
 	size_t n_recollapsed;

@@ -49,6 +49,22 @@ static json_object *status_k8s(const char *path)
 	return o;
 }
 
+/* {"method", "why", "page_cache_safe"}: how a split policy gives waste back here and why not
+ * process_madvise, so a refused process_madvise (no CAP_SYS_NICE, seccomp) shows. */
+static json_object *status_give_back(const struct manager *m)
+{
+	const char *method = dglue_give_back_method(&m->caps, m->policies);
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "method", json_object_new_string(method));
+	json_object_object_add(o, "why", json_object_new_string(m->caps.split_why));
+	json_object_object_add(o, "page_cache_safe",
+			       json_object_new_boolean(strcmp(method, "reclaim") != 0));
+	return o;
+}
+
 /* What the last pass read and what it carried from the memo: 'thpshrink explain' prints it. */
 static json_object *status_scan(const struct manager *m)
 {
@@ -100,6 +116,7 @@ static int write_status(struct manager *m)
 	if (m->caps.why[0])
 		json_object_object_add(root, "observe_only_reason", json_name(m->caps.why));
 	json_object_object_add(root, "scan", status_scan(m));
+	json_object_object_add(root, "give_back", status_give_back(m));
 	json_object_object_add(root, "cgroups", arr);
 	for (size_t i = 0; i < m->recs.n; i++) {
 		const struct crecord *c = &m->recs.v[i];
@@ -307,6 +324,7 @@ int publish(struct manager *m)
 	    .n_containers = m->regs.n,
 	    .capabilities = flags,
 	    .n_capabilities = dglue_caps_flags(&m->caps, flags, ELEMENTSOF(flags)),
+	    .give_back_method = dglue_give_back_method(&m->caps, m->policies),
 	    .dry_run = m->observe_only,
 	    .proc_events_total = m->proc_events,
 	    .proc_event_overflows_total = m->proc_overflows,

@@ -319,7 +319,8 @@ struct decide {
 };
 
 /* Both actions give the unmapped parts of partially mapped THPs back: reclaim in its
- * memory.reclaim, split by a memory.reclaim of just those bytes after the split. */
+ * memory.reclaim, split by splitting them (process_madvise), or on the debugfs fallback by a
+ * memory.reclaim of just those bytes where the policy allows it (split_or_reclaim). */
 static void measure(struct decide *s)
 {
 	const struct thps_policy *p = s->p;
@@ -493,7 +494,7 @@ static void act(struct decide *s)
 	d->bytes = MIN(s->want, s->avail);
 	c->bytes.tokens -= (double)d->bytes;
 	s->e->reclaim.tokens -= (double)d->bytes;
-	d->action = s->p->action == THPS_POLICY_SPLIT ? THPS_ACT_SPLIT : THPS_ACT_RECLAIM;
+	d->action = s->p->action == THPS_POLICY_RECLAIM ? THPS_ACT_RECLAIM : THPS_ACT_SPLIT;
 	c->acted = true;
 	c->last_action = s->now;
 	c->pressure_shift = 0;

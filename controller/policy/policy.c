@@ -84,9 +84,12 @@ static const struct policy_key keys[] = {
      "growth in THPs"},
     {"trigger.lowutil_growth.window", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, NULL,
      NULL, REQUIRED, OFF(trigger_growth_window_usec), "window the growth is measured over"},
-    {"action", K_ENUM, 0, 0, "reclaim", "reclaim|split", 0, OFF(action),
-     "reclaim: write memory.reclaim; split: split the low-util THPs found by the scanner, "
-     "then memory.reclaim of the partially mapped THPs' unmapped bytes"},
+    {"action", K_ENUM, 0, 0, "split", "reclaim|split|split_or_reclaim", 0, OFF(action),
+     "split: split exactly the low-util and partially mapped folios the scanner found "
+     "(process_madvise, debugfs where refused), never memory.reclaim; reclaim: write "
+     "memory.reclaim (also evicts page cache); split_or_reclaim: split, and memory.reclaim "
+     "where no exact split reaches (no split mechanism, or partially mapped folios on the "
+     "debugfs fallback)"},
     {"promote", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
      "collapse the cgroup's dense memory (2M ranges all of whose pages are present, not the "
      "zero page, not shared) into THPs through MADV_COLLAPSE, at no memory cost; absent: off"},
@@ -125,7 +128,14 @@ const char *thps_policy_mode_name(enum thps_policy_mode m)
 
 const char *thps_policy_action_name(enum thps_policy_action a)
 {
-	return a == THPS_POLICY_SPLIT ? "split" : "reclaim";
+	switch (a) {
+	case THPS_POLICY_SPLIT:
+		return "split";
+	case THPS_POLICY_SPLIT_OR_RECLAIM:
+		return "split_or_reclaim";
+	default:
+		return "reclaim";
+	}
 }
 
 /* ---- errors ---- */

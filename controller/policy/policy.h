@@ -37,7 +37,9 @@
 #define THPS_POLICY_MAX_ERRORS	   100
 
 enum thps_policy_mode { THPS_MODE_OBSERVE, THPS_MODE_ENFORCE };
-enum thps_policy_action { THPS_POLICY_RECLAIM, THPS_POLICY_SPLIT };
+/* In the order of the "action" key's words. SPLIT_OR_RECLAIM is the operator's permission to
+ * evict page cache where no exact split reaches; SPLIT never writes memory.reclaim. */
+enum thps_policy_action { THPS_POLICY_RECLAIM, THPS_POLICY_SPLIT, THPS_POLICY_SPLIT_OR_RECLAIM };
 enum thps_pressure_response { THPS_PRESSURE_SKIP, THPS_PRESSURE_BACKOFF };
 
 struct thps_policy {

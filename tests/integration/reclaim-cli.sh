@@ -16,7 +16,7 @@ expect() { # STATUS PATTERN ARGS...
 	fi
 }
 expect 2 "--cgroup PATH or --pid PID is required"
-expect 2 "expected reclaim or split, got 'smash'" --cgroup x --method smash
+expect 2 "expected split, reclaim or split_or_reclaim, got 'smash'" --cgroup x --method smash
 expect 2 "expected a size like 64M, got '12Q'" --cgroup x --max-bytes 12Q
 expect 2 "expected 0..9, got '10'" --cgroup x --lowutil-bucket 10
 expect 2 "not with --dry-run" --cgroup x --dry-run --set-max-ptes-none 409

@@ -33,6 +33,9 @@ static struct thps_policy pol(enum thps_policy_mode mode)
 	thps_policy_init_defaults(&p);
 	snprintf(p.name, sizeof(p.name), "test");
 	p.mode = mode;
+	/* the rules are the same for every action; these tests name reclaim (the default is split,
+	 * check-policy) and test_min_waste turns to split */
+	p.action = THPS_POLICY_RECLAIM;
 	return p;
 }
 
@@ -70,7 +73,8 @@ START_TEST(test_min_waste)
 	ck_assert_int_eq(d.rule, THPS_RULE_MIN_WASTE);
 	ck_assert_uint_eq(d.bytes, 64 * MIB);
 	ck_assert_str_eq(d.why, "reclaim 64.0 MiB: reclaimable 64.0 MiB >= min_waste 64M");
-	/* ... and for split, which gives them back by memory.reclaim after the split */
+	/* ... and for split, which splits them (process_madvise), or where allowed gives them back
+	 * by memory.reclaim after a debugfs split */
 	p.action = THPS_POLICY_SPLIT;
 	d = decide("/b", &p, 1 * SEC, figs(0, 0, 63 * MIB, 0));
 	ck_assert_int_eq(d.rule, THPS_RULE_NO_TRIGGER);

@@ -100,7 +100,7 @@ START_TEST(test_parse_full)
 	ck_assert_uint_eq(p->lowutil_max_bucket, 0);
 	ck_assert_uint_eq(p->trigger_min_waste, 64ULL << 20);
 	ck_assert_uint_eq(p->trigger_growth_thps, 0);
-	ck_assert_int_eq(p->action, THPS_POLICY_RECLAIM);
+	ck_assert_int_eq(p->action, THPS_POLICY_SPLIT); /* exact by default: never memory.reclaim */
 	ck_assert_uint_eq(p->max_bytes_per_action, 256ULL << 20);
 	ck_assert_uint_eq(p->max_bytes_per_sec, 64ULL << 20);
 	ck_assert_uint_eq(p->cooldown_usec, 300000000ULL);
@@ -109,6 +109,14 @@ START_TEST(test_parse_full)
 	ck_assert_double_eq(p->pressure_some_avg10, 10.0);
 	ck_assert_int_eq(p->on_pressure, THPS_PRESSURE_SKIP);
 	ck_assert_uint_eq(p->n_match_container, 0);
+	thps_policy_set_free(set);
+	/* the permission to evict page cache where no exact split reaches is its own word */
+	ck_assert_int_eq(parse("{\"name\": \"p\", \"match\": {\"cgroup\": \"/p\"}, "
+			       "\"action\": \"split_or_reclaim\"}",
+			       &set, &errs),
+			 1);
+	ck_assert_int_eq(set->policies[0].action, THPS_POLICY_SPLIT_OR_RECLAIM);
+	ck_assert_str_eq(thps_policy_action_name(set->policies[0].action), "split_or_reclaim");
 	thps_policy_set_free(set);
 }
 END_TEST
