@@ -181,12 +181,16 @@ static int split(const struct thps_ctx *ctx, const struct thps_give_back *gb,
 	bool exact;
 	int n, r;
 
-	if (mech == THPS_SPLIT_MECH_AUTO)
-		mech = thps_split_mechanism(ctx, THPS_SPLIT_MECH_AUTO, why, sizeof(why));
-	else
-		snprintf(why, sizeof(why),
-			 "neither process_madvise nor debugfs split_huge_pages "
-			 "is usable");
+	/* the probe's reason too where the caller decided there is no mechanism */
+	if (mech == THPS_SPLIT_MECH_AUTO || mech == THPS_SPLIT_MECH_NONE) {
+		enum thps_split_mech now =
+		    thps_split_mechanism(ctx, THPS_SPLIT_MECH_AUTO, why, sizeof(why));
+
+		if (mech == THPS_SPLIT_MECH_AUTO)
+			mech = now;
+		else if (now != THPS_SPLIT_MECH_NONE)
+			snprintf(why, sizeof(why), "none measured to free anything at start");
+	}
 	if (mech == THPS_SPLIT_MECH_NONE)
 		return no_exact_split(ctx, gb, why, res);
 	/* process_madvise reaches partially mapped folios exactly; debugfs cannot (the scanner's

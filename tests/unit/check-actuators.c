@@ -410,6 +410,72 @@ START_TEST(test_max_ptes_none_set_restore)
 }
 END_TEST
 
+/* The one act path: a split writes memory.reclaim only with the policy's permission, where no
+ * exact split reaches (no mechanism at all; partially mapped folios on the debugfs fallback). */
+START_TEST(test_give_back_reclaims_only_when_allowed)
+{
+	struct thps_give_back gb = {
+	    .cgroup = "work",
+	    .geom = &geom,
+	    .method = THPS_GIVE_BACK_SPLIT,
+	    .mech = THPS_SPLIT_MECH_NONE,
+	    .zero_freed = 1,
+	    .amount = 8192,
+	};
+	struct thps_act_result res;
+	char *text;
+
+	ck_assert_int_eq(thps_give_back(&ctx, &gb, &res), 0);
+	ck_assert(!res.acted);
+	ck_assert_ptr_nonnull(strstr(res.note, "refused: no exact split here"));
+	ck_assert_ptr_nonnull(strstr(res.note, "memory.reclaim is not allowed"));
+	text = get("cg/work/memory.reclaim");
+	ck_assert_str_eq(text, "");
+	free(text);
+
+	gb.allow_reclaim = true;
+	ck_assert_int_eq(thps_give_back(&ctx, &gb, &res), 0);
+	ck_assert(res.acted);
+	ck_assert_str_eq(res.mechanism, "reclaim");
+	ck_assert_ptr_nonnull(strstr(res.note, "memory.reclaim, as the policy allows"));
+	text = get("cg/work/memory.reclaim");
+	ck_assert_str_eq(text, "8192");
+	free(text);
+}
+END_TEST
+
+START_TEST(test_give_back_debugfs_partial)
+{
+	struct thps_give_back gb = {
+	    .cgroup = "work",
+	    .geom = &geom,
+	    .method = THPS_GIVE_BACK_SPLIT,
+	    .mech = THPS_SPLIT_MECH_DEBUGFS,
+	    .zero_freed = 1,
+	    .partial_unmapped_bytes = 3 * 4096 + 100,
+	};
+	struct thps_act_result res;
+	char *text;
+
+	ck_assert_int_eq(thps_give_back(&ctx, &gb, &res), 0);
+	ck_assert(!res.acted);
+	ck_assert_str_eq(res.mechanism, "debugfs");
+	ck_assert_ptr_nonnull(strstr(res.note, "12288 bytes of partially mapped THPs left"));
+	text = get("cg/work/memory.reclaim");
+	ck_assert_str_eq(text, "");
+	free(text);
+
+	gb.allow_reclaim = true;
+	ck_assert_int_eq(thps_give_back(&ctx, &gb, &res), 0);
+	ck_assert(res.acted);
+	ck_assert_uint_eq(res.asked_bytes, 12288);
+	ck_assert_ptr_nonnull(strstr(res.note, "partially mapped THPs, as the policy allows"));
+	text = get("cg/work/memory.reclaim");
+	ck_assert_str_eq(text, "12288");
+	free(text);
+}
+END_TEST
+
 static Suite *actuators_suite(void)
 {
 	Suite *s = suite_create("actuators");
@@ -427,6 +493,8 @@ static Suite *actuators_suite(void)
 	tcase_add_test(tc, test_split_mthp);
 	tcase_add_test(tc, test_observe_changes_nothing);
 	tcase_add_test(tc, test_max_ptes_none_set_restore);
+	tcase_add_test(tc, test_give_back_reclaims_only_when_allowed);
+	tcase_add_test(tc, test_give_back_debugfs_partial);
 	suite_add_tcase(s, tc);
 	return s;
 }
