@@ -5,6 +5,7 @@
  * tenant reads again at once. Where it does not act it says why in the result's note. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ static int pick_ranges(const struct thps_give_back *gb, bool partials, struct th
 	*ret = NULL;
 	if (!gb->n_ranges)
 		return 0;
+	if (gb->n_ranges > INT_MAX)
+		return -E2BIG;
 	v = calloc(gb->n_ranges, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
