@@ -367,6 +367,19 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 	return 0;
 }
 
+void dglue_decision_fit(struct dglue_decision *d, enum thps_split_mech mech, int zero_freed)
+{
+	size_t len = strlen(d->reason);
+
+	d->split_mech = mech;
+	d->split_zero_freed = zero_freed;
+	if (d->action != DGLUE_ACT_SPLIT || mech != THPS_SPLIT_MECH_NONE || !d->allow_reclaim)
+		return;
+	d->action = DGLUE_ACT_RECLAIM;
+	snprintf(d->reason + len, sizeof(d->reason) - len,
+		 "; no exact split here: memory.reclaim, as the policy allows");
+}
+
 const char *dglue_action_name(enum dglue_action a)
 {
 	static const char *const names[] = {

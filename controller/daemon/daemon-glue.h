@@ -117,6 +117,12 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 		 const struct thps_recollapse *rc, const char *container, const char *policy_name,
 		 bool observe_only, uint64_t now_usec, struct dglue_decision *ret);
 
+/* Gives d the daemon's split mechanism (as probed and measured at start). Where there is none,
+ * a split the policy allows to fall back (split_or_reclaim) becomes memory.reclaim, counted,
+ * logged and measured as such, and its reason says why; any other split stays one, which
+ * dglue_act refuses with the reason. */
+void dglue_decision_fit(struct dglue_decision *d, enum thps_split_mech mech, int zero_freed);
+
 struct dglue_result {
 	uint64_t requested;
 	uint64_t given_back;   /* thps_act_given_back(): never page cache */

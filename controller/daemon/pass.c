@@ -168,8 +168,7 @@ static void decide_and_act(struct manager *m, time_t now)
 			count_decision(m, "failed");
 			continue;
 		}
-		d.split_mech = m->caps.split_mech;
-		d.split_zero_freed = m->caps.split_zero_freed;
+		dglue_decision_fit(&d, m->caps.split_mech, m->caps.split_zero_freed);
 		count_decision(m, d.dry ? "observe_only" : d.rule);
 		if (rebuilt)
 			log_recollapse(m, c->path, rebuilt, d.lowutil_max_bucket);

@@ -311,6 +311,27 @@ START_TEST(test_pinned_ranges_fire_no_split)
 }
 END_TEST
 
+/* No exact split here: a split_or_reclaim decision becomes memory.reclaim and says why; a plain
+ * split stays a split (dglue_act refuses it, memory.reclaim untouched). */
+START_TEST(test_decision_fit_no_mechanism)
+{
+	struct dglue_decision d = {.action = DGLUE_ACT_SPLIT, .allow_reclaim = true, .act = true};
+
+	snprintf(d.reason, sizeof(d.reason), "split 8.0 MiB: x");
+	dglue_decision_fit(&d, THPS_SPLIT_MECH_PMADVISE, 1);
+	ck_assert_int_eq(d.action, DGLUE_ACT_SPLIT);
+	ck_assert_int_eq(d.split_mech, THPS_SPLIT_MECH_PMADVISE);
+	dglue_decision_fit(&d, THPS_SPLIT_MECH_NONE, 1);
+	ck_assert_int_eq(d.action, DGLUE_ACT_RECLAIM);
+	ck_assert_str_eq(d.reason,
+			 "split 8.0 MiB: x; no exact split here: memory.reclaim, as the policy allows");
+	d.action = DGLUE_ACT_SPLIT;
+	d.allow_reclaim = false;
+	dglue_decision_fit(&d, THPS_SPLIT_MECH_NONE, 1);
+	ck_assert_int_eq(d.action, DGLUE_ACT_SPLIT);
+}
+END_TEST
+
 START_TEST(test_status_json_one_cgroup)
 {
 	const char *one[] = { "/work", NULL };
@@ -586,6 +607,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_observe_asks_kernel_nothing);
 	tcase_add_test(tc, test_enforce_reclaim_writes_and_counts);
 	tcase_add_test(tc, test_pinned_ranges_fire_no_split);
+	tcase_add_test(tc, test_decision_fit_no_mechanism);
 	tcase_add_test(tc, test_status_json_one_cgroup);
 	tcase_add_test(tc, test_kubelet_tree_qos_policies);
 	tcase_add_test(tc, test_promote_observe_finds_only);
