@@ -4,9 +4,10 @@
  * microseconds of a monotonic clock), no logging; the daemon does the acting and the logging.
  *
  * Rules, in the order they are checked:
- *   0. scan_interval: a cgroup is decided on at most once per its policy's scan_interval (less
- *      an eighth, the jitter of passes; none: every pass); in between, thps_engine_decide() only records the
- *      sample (for lowutil_growth) and answers THPS_RULE_INTERVAL, kept out of the ring;
+ *   0. scan_interval: a cgroup is decided on at most once per its policy's scan_interval
+ *      (less an eighth, the jitter of passes; none: every pass); in between,
+ *      thps_engine_decide() only records the sample (for lowutil_growth) and answers
+ *      THPS_RULE_INTERVAL, kept out of the ring;
  *   1. trigger: reclaimable bytes >= trigger.min_waste, or the low-util THP count grew by
  *      trigger.lowutil_growth.thps over its window (current minus the lowest in the window);
  *      reclaimable = waste (zero subpages of low-util THPs), plus the unmapped part of

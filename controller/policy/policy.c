@@ -51,7 +51,7 @@ struct policy_key {
 /* Loads (the value is still checked, as it always was) but does nothing: a warning says so,
  * so that an operator's old file neither stops loading nor seems to work. */
 #define DEPRECATED (1U << 3)
-#define OFF(f)	 offsetof(struct thps_policy, f)
+#define OFF(f)	   offsetof(struct thps_policy, f)
 
 static const struct policy_key keys[] = {
     {"name", K_NAME, 0, 0, NULL, NULL, REQUIRED, OFF(name),

@@ -65,7 +65,7 @@ struct thps_policy {
 	uint64_t cooldown_usec;
 	uint64_t scan_interval_usec; /* least time between two decisions (engine.h); 0 = every
 				      * pass */
-	double pressure_some_avg10; /* percent */
+	double pressure_some_avg10;  /* percent */
 	enum thps_pressure_response on_pressure;
 	/* compiled: specificity (see above) and load order */
 	unsigned spec_container, spec_components, spec_prefix;

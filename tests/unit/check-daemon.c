@@ -252,6 +252,44 @@ START_TEST(test_enforce_reclaim_writes_and_counts)
 }
 END_TEST
 
+/* A policy's scan_interval reaches the daemon's pass: the second pass, at once, scans the
+ * cgroup but does not decide on it (rule "interval", not "cooldown"), writes nothing, and the
+ * record keeps the decision that acted. A deprecated key loads with a warning naming it. */
+START_TEST(test_scan_interval_spaces_decisions)
+{
+	const char *one[] = { "/work", NULL };
+	const struct crecord *rec;
+	char dir[PATH_MAX], err[512];
+	_cleanup_free_ char *reclaim = NULL;
+
+	fake_cgroup("work");
+	mkdirs("policies");
+	put("policies/t.json",
+	    "{\"name\": \"t\", \"match\": {\"cgroup\": \"/*\"}, \"mode\": \"enforce\",\n"
+	    " \"trigger\": {\"min_waste\": \"2M\"}, \"cooldown\": \"1s\", \"scan_interval\": \"1h\",\n"
+	    " \"max_thps_per_sec\": 1000}\n");
+	path_of(dir, sizeof(dir), "policies");
+	ck_assert_int_eq(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)), 1);
+	ck_assert_msg(strstr(err, "policies/t.json:3:22: max_thps_per_sec: deprecated and ignored"),
+		      "no warning: '%s'", err);
+	set_scan(one);
+	pass_decide(m, 1000);
+	rec = records_find(&m->recs, "/work");
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].count, 1);
+	put("cg/work/memory.reclaim", "");
+	set_scan(one);
+	pass_decide(m, 1001);
+	ck_assert_uint_eq(decisions_named("interval"), 1);
+	ck_assert_uint_eq(decisions_named("cooldown"), 0);
+	rec = records_find(&m->recs, "/work");
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].count, 1);
+	ck_assert_str_eq(rec->last.rule, "min_waste");
+	reclaim = get("cg/work/memory.reclaim");
+	ck_assert_str_eq(reclaim, "");
+}
+END_TEST
+
 /* Ranges khugepaged rebuilt THPS_RECOLLAPSE_PIN_AFTER times are never split again: they must not
  * fire a split either (the k73 CI run asked for 20 splits that found nothing to split). */
 static void pin_ranges(struct crecord *rec, unsigned n)
@@ -585,6 +623,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_records_follow_cgroup_dirs);
 	tcase_add_test(tc, test_observe_asks_kernel_nothing);
 	tcase_add_test(tc, test_enforce_reclaim_writes_and_counts);
+	tcase_add_test(tc, test_scan_interval_spaces_decisions);
 	tcase_add_test(tc, test_pinned_ranges_fire_no_split);
 	tcase_add_test(tc, test_status_json_one_cgroup);
 	tcase_add_test(tc, test_kubelet_tree_qos_policies);
