@@ -355,6 +355,45 @@ START_TEST(test_policy_keys_reach_the_pass)
 }
 END_TEST
 
+/* match.container and name through the pass: the OCI hook's registration of a cgroup carries
+ * the container's name (matched against match.container globs) or a policy's name (which
+ * selects it outright); a cgroup without one gets the built-in observer. */
+START_TEST(test_registrations_select_policies)
+{
+	const char *paths[] = {"/web", "/named", "/plain", NULL};
+	char dir[PATH_MAX], err[512];
+
+	for (size_t i = 0; paths[i]; i++)
+		fake_cgroup(paths[i] + 1);
+	mkdirs("policies");
+	put("policies/r.json",
+	    "{\"policies\": [\n"
+	    "{\"name\": \"webs\", \"match\": {\"container\": \"web-*\"}, \"trigger\": {\"min_waste\": "
+	    "\"2M\"}},\n"
+	    "{\"name\": \"chosen\", \"match\": {\"cgroup\": \"/nowhere\"}, \"trigger\": {\"min_waste\": "
+	    "\"4M\"}}\n"
+	    "]}\n");
+	path_of(dir, sizeof(dir), "policies");
+	ck_assert_int_eq(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)), 2);
+	m->regs.items = calloc(2, sizeof(*m->regs.items));
+	ck_assert_ptr_nonnull(m->regs.items);
+	m->regs.n = 2;
+	snprintf(m->regs.items[0].id, sizeof(m->regs.items[0].id), "web-1");
+	snprintf(m->regs.items[0].cgroup, sizeof(m->regs.items[0].cgroup), "/web");
+	snprintf(m->regs.items[1].id, sizeof(m->regs.items[1].id), "db");
+	snprintf(m->regs.items[1].cgroup, sizeof(m->regs.items[1].cgroup), "/named");
+	snprintf(m->regs.items[1].policy, sizeof(m->regs.items[1].policy), "chosen");
+	set_scan(paths);
+	pass_decide(m, 1000);
+	ck_assert_str_eq(records_find(&m->recs, "/web")->last.policy, "webs");
+	ck_assert_str_eq(records_find(&m->recs, "/web")->last.rule, "observe");
+	ck_assert_str_eq(records_find(&m->recs, "/named")->last.policy, "chosen");
+	ck_assert_str_eq(records_find(&m->recs, "/named")->last.rule, "observe");
+	ck_assert_str_eq(records_find(&m->recs, "/plain")->last.policy, "(builtin)");
+	ck_assert_str_eq(records_find(&m->recs, "/plain")->last.rule, "no_trigger");
+}
+END_TEST
+
 /* Ranges khugepaged rebuilt THPS_RECOLLAPSE_PIN_AFTER times are never split again: they must not
  * fire a split either (the k73 CI run asked for 20 splits that found nothing to split). */
 static void pin_ranges(struct crecord *rec, unsigned n)
@@ -690,6 +729,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_enforce_reclaim_writes_and_counts);
 	tcase_add_test(tc, test_scan_interval_spaces_decisions);
 	tcase_add_test(tc, test_policy_keys_reach_the_pass);
+	tcase_add_test(tc, test_registrations_select_policies);
 	tcase_add_test(tc, test_pinned_ranges_fire_no_split);
 	tcase_add_test(tc, test_status_json_one_cgroup);
 	tcase_add_test(tc, test_kubelet_tree_qos_policies);
