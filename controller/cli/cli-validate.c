@@ -22,6 +22,8 @@ static void help(void)
 
 static void print_errors(struct thps_policy_errors *errs)
 {
+	for (size_t i = 0; i < errs->n_warnings; i++)
+		fprintf(stderr, "warning: %s\n", errs->warnings[i]);
 	for (size_t i = 0; i < errs->n; i++)
 		fprintf(stderr, "%s\n", errs->msgs[i]);
 	if (errs->dropped)

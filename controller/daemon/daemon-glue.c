@@ -26,6 +26,20 @@ struct dglue_policies {
 	struct thps_policy_set *set;
 };
 
+/* msgs joined with "; " into buf, cut to fit. */
+static void join_msgs(char *const *msgs, size_t n_msgs, char *buf, size_t size)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n_msgs && off + 1 < size; i++) {
+		int n = snprintf(buf + off, size - off, "%s%s", i ? "; " : "", msgs[i]);
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+}
+
 int dglue_policies_load(const char *dir, bool missing_ok, struct dglue_policies **ret, char *err,
 			size_t err_size)
 {
@@ -41,19 +55,13 @@ int dglue_policies_load(const char *dir, bool missing_ok, struct dglue_policies 
 	    dir, THPS_POLICY_LOAD_CHECK_OWNER | (missing_ok ? THPS_POLICY_LOAD_MISSING_OK : 0),
 	    &set, &errs);
 	if (r < 0) {
-		size_t off = 0;
-		for (size_t i = 0; i < errs.n && off + 1 < err_size; i++) {
-			int n = snprintf(err + off, err_size - off, "%s%s", i ? "; " : "",
-					 errs.msgs[i]);
-			if (n < 0)
-				break;
-			off += (size_t)n;
-		}
+		join_msgs(errs.msgs, errs.n, err, err_size);
 		if (!errs.n)
 			snprintf(err, err_size, "%s: %s", dir, strerror(-r));
 		thps_policy_errors_clear(&errs);
 		return r;
 	}
+	join_msgs(errs.warnings, errs.n_warnings, err, err_size);
 	thps_policy_errors_clear(&errs);
 	p = calloc(1, sizeof(*p));
 	if (!p) {

@@ -19,7 +19,8 @@ struct dglue_policies;
 struct thps_engine;
 
 /* Loads every *.json in dir, all or nothing (policy.h). Returns the number of policies (and
- * *ret), or -errno with err holding every "file:line:col: path: reason" for the operator.
+ * *ret) with err holding the warnings ("" if none: deprecated keys, which load but do
+ * nothing), or -errno with err holding every "file:line:col: path: reason" for the operator.
  * With missing_ok a missing dir is an empty set (the built-in observe policy applies); a
  * missing or unreadable entry in it is always an error. */
 int dglue_policies_load(const char *dir, bool missing_ok, struct dglue_policies **ret, char *err,

@@ -150,6 +150,8 @@ static int reload_policies(struct manager *m, bool at_start)
 	m->policy_last_ok = true;
 	dglue_policies_names(p, names, sizeof(names));
 	log_info("Loaded %d policies from '%s'%s%s", r, m->o.policy_dir, r ? ": " : "", names);
+	if (err[0])
+		log_warning("Policy warnings: %s", err);
 	return 0;
 }
 

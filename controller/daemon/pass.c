@@ -179,6 +179,13 @@ static void decide_and_act(struct manager *m, time_t now)
 			    "of war",
 			    c->path, pinned, THPS_RECOLLAPSE_PIN_AFTER,
 			    thps_recollapse_n_pinned(&rec->split));
+		/* Within its policy's scan_interval the cgroup was scanned (the daemon's
+		 * --interval sets what scanning costs) but is not decided on: its record keeps
+		 * the last real decision, for status.json and explain. */
+		if (!strcmp(d.rule, thps_rule_name(THPS_RULE_INTERVAL))) {
+			log_debug("cgroup '%s': policy '%s': %s", c->path, d.policy, d.reason);
+			continue;
+		}
 		changed = d.action != rec->last.action || strcmp(d.policy, rec->last.policy);
 		thps_log(d.act || changed ? LOG_INFO : LOG_DEBUG, 0,
 			 "cgroup '%s': policy '%s', THPs %" PRIu64 ", low-util %" PRIu64

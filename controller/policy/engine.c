@@ -31,8 +31,8 @@ struct cg {
 	unsigned noeffect_shift;
 	unsigned pressure_shift;
 	uint64_t pressure_until;
-	uint64_t last_scan;
-	bool scanned;
+	bool decided;
+	uint64_t last_decision;
 	struct bucket bytes;
 	uint64_t total_asked, total_given;
 };
@@ -89,6 +89,7 @@ const char *thps_rule_name(enum thps_rule r)
 	    [THPS_RULE_PRESSURE_BACKOFF] = "pressure_backoff",
 	    [THPS_RULE_BUDGET] = "budget",
 	    [THPS_RULE_NOTHING] = "nothing_reclaimable",
+	    [THPS_RULE_INTERVAL] = "interval",
 	};
 	return (size_t)r < ELEMENTSOF(n) ? n[r] : "?";
 }
@@ -336,6 +337,32 @@ static void measure(struct decide *s)
 
 /* The gates below run in order; each returns true when it made the decision final. */
 
+/* Passes end with a jitter (a scan takes a little more or less time each pass): with the
+ * daemon's --interval equal to scan_interval, a strict bound would skip every other pass. */
+#define INTERVAL_SLACK_SHIFT 3 /* an eighth of scan_interval */
+
+/* scan_interval: a cgroup is decided on at most once per interval, whatever the daemon's
+ * --interval (its samples still go into the history, for lowutil_growth). */
+static bool gate_interval(struct decide *s)
+{
+	struct cg *c = s->c;
+	uint64_t iv = s->p->scan_interval_usec;
+	uint64_t due = c->last_decision + iv - (iv >> INTERVAL_SLACK_SHIFT);
+	char t1[32], t2[32];
+
+	if (!iv || !c->decided || s->now >= due) {
+		c->decided = true;
+		c->last_decision = s->now;
+		return false;
+	}
+	s->d.rule = THPS_RULE_INTERVAL;
+	s->d.hold_until = due;
+	hold_text(due, s->now, t1, sizeof(t1));
+	thps_format_duration(iv, t2, sizeof(t2));
+	why(&s->d, "not due: next decision in %s (scan_interval %s)", t1, t2);
+	return true;
+}
+
 static bool gate_trigger(struct decide *s)
 {
 	const struct thps_policy *p = s->p;
@@ -408,6 +435,13 @@ static bool gate_cooldown(struct decide *s)
 	return true;
 }
 
+/* The first hold-off of the pressure backoff: the policy's scan_interval, or what it was by
+ * default before a policy without one meant "every pass". */
+static uint64_t pressure_base(const struct thps_policy *p)
+{
+	return p->scan_interval_usec ? p->scan_interval_usec : 60 * USEC_PER_SEC;
+}
+
 /* Pressure now (unknown pressure, < 0, never stops an action). */
 static bool gate_pressure(struct decide *s)
 {
@@ -424,7 +458,7 @@ static bool gate_pressure(struct decide *s)
 		why(d, "memory pressure some avg10 %.2f%% > %.2f%%: skipped (%s)",
 		    f->pressure_some_avg10, p->pressure_some_avg10, s->fired);
 	} else {
-		c->pressure_until = s->now + (p->scan_interval_usec << c->pressure_shift);
+		c->pressure_until = s->now + (pressure_base(p) << c->pressure_shift);
 		if (c->pressure_shift < s->e->cfg.max_backoff_shift)
 			c->pressure_shift++;
 		d->rule = THPS_RULE_PRESSURE_BACKOFF;
@@ -530,6 +564,11 @@ int thps_engine_decide(struct thps_engine *e, const char *cgroup, const struct t
 	hist_push(e, s.c, now, f);
 	measure(&s);
 
+	if (gate_interval(&s)) {
+		/* not a decision: explain's ring keeps the last real ones */
+		*ret = s.d;
+		return 0;
+	}
 	if (!gate_trigger(&s) && !gate_observe(&s) && !gate_cooldown(&s) && !gate_pressure(&s) &&
 	    !gate_pressure_hold(&s) && !gate_nothing(&s) && !gate_budget(&s))
 		act(&s);
@@ -604,20 +643,6 @@ void thps_engine_charge_scan(struct thps_engine *e, uint64_t now, uint64_t thps,
 		e->cpu.tokens = -60.0 * USEC_PER_SEC;
 	if (e->scan_thps.tokens < -(double)e->cfg.scan_thps_per_sec)
 		e->scan_thps.tokens = -(double)e->cfg.scan_thps_per_sec;
-}
-
-int thps_engine_scan_due(struct thps_engine *e, const char *cgroup, const struct thps_policy *p,
-			 uint64_t now)
-{
-	struct cg *c;
-
-	if (cg_get(e, cgroup, &c) < 0)
-		return 1; /* cannot keep state: scanning is the safe side */
-	if (c->scanned && now < c->last_scan + p->scan_interval_usec)
-		return 0;
-	c->scanned = true;
-	c->last_scan = now;
-	return 1;
 }
 
 size_t thps_engine_history(const struct thps_engine *e, const char *cgroup, struct thps_sample *buf,

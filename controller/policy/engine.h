@@ -4,6 +4,10 @@
  * microseconds of a monotonic clock), no logging; the daemon does the acting and the logging.
  *
  * Rules, in the order they are checked:
+ *   0. scan_interval: a cgroup is decided on at most once per its policy's scan_interval
+ *      (less an eighth, the jitter of passes; none: every pass); in between,
+ *      thps_engine_decide() only records the sample (for lowutil_growth) and answers
+ *      THPS_RULE_INTERVAL, kept out of the ring;
  *   1. trigger: reclaimable bytes >= trigger.min_waste, or the low-util THP count grew by
  *      trigger.lowutil_growth.thps over its window (current minus the lowest in the window);
  *      reclaimable = waste (zero subpages of low-util THPs), plus the unmapped part of
@@ -12,7 +16,8 @@
  *   3. cooldown: one action per cooldown, stretched x2 per action that gave (almost) nothing
  *      back (e.g. khugepaged max_ptes_none=511 refilling the holes), reset by one that did;
  *   4. pressure guard: memory.pressure "some avg10" above the limit: skip this pass, or back
- *      off (hold off for scan_interval x2^n, n growing while the pressure lasts);
+ *      off (hold off for scan_interval, or 60 s without one, x2^n, n growing while the
+ *      pressure lasts);
  *   5. budgets: bytes per action, per-cgroup bytes per second, and a global token bucket of
  *      bytes per second across all cgroups, so 1,000 cgroups cannot make the daemon a noisy
  *      neighbour. Scanning has its own global budgets (THPs per second and a CPU share).
@@ -76,6 +81,7 @@ enum thps_rule {
 	THPS_RULE_PRESSURE_BACKOFF, /* fired, holding off after memory pressure */
 	THPS_RULE_BUDGET,	    /* fired, byte budget (cgroup or global) exhausted */
 	THPS_RULE_NOTHING,	    /* fired on growth, but nothing reclaimable */
+	THPS_RULE_INTERVAL,	    /* not decided: within scan_interval of the last decision */
 };
 
 struct thps_decision {
@@ -115,12 +121,7 @@ int thps_engine_record_result(struct thps_engine *e, const char *cgroup, uint64_
  * (0 = wait: THP or CPU budget exhausted). thps_engine_charge_scan(): what a pass used. */
 uint64_t thps_engine_scan_budget(struct thps_engine *e, uint64_t now);
 void thps_engine_charge_scan(struct thps_engine *e, uint64_t now, uint64_t thps, uint64_t cpu_usec);
-/* 1 if the cgroup is due for a scan under its policy's scan_interval, else 0. Marks it scanned
- * at now when it returns 1. */
-int thps_engine_scan_due(struct thps_engine *e, const char *cgroup, const struct thps_policy *p,
-			 uint64_t now);
-
-/* Forgetting cgroups that disappeared: begin a pass, decide (or scan_due) each live cgroup,
+/* Forgetting cgroups that disappeared: begin a pass, decide each live cgroup,
  * end the pass; cgroups not seen since begin are dropped. Returns how many were dropped. */
 void thps_engine_begin_pass(struct thps_engine *e);
 size_t thps_engine_end_pass(struct thps_engine *e);

@@ -395,6 +395,8 @@ static void errors_move(struct thps_policy_errors *to, struct thps_policy_errors
 {
 	for (size_t i = 0; i < from->n; i++)
 		thps_policy_errors_add(to, "%s", from->msgs[i]);
+	for (size_t i = 0; i < from->n_warnings; i++)
+		thps_policy_warnings_add(to, "%s", from->warnings[i]);
 	to->dropped += from->dropped;
 	thps_policy_errors_clear(from);
 }
@@ -587,8 +589,6 @@ static const struct thps_policy builtin = {
     .max_bytes_per_action = 256ULL << 20,
     .max_bytes_per_sec = 64ULL << 20,
     .cooldown_usec = 300ULL * 1000000,
-    .scan_interval_usec = 60ULL * 1000000,
-    .max_thps_per_sec = 100000,
     .pressure_some_avg10 = 10.0,
     .on_pressure = THPS_PRESSURE_SKIP,
     .order = SIZE_MAX,

@@ -48,7 +48,10 @@ struct policy_key {
 #define REQUIRED (1U << 0)
 #define NEED_ONE (1U << 1) /* object: at least one member */
 #define RESETS	 (1U << 2) /* object: when present, its children's defaults do not apply */
-#define OFF(f)	 offsetof(struct thps_policy, f)
+/* Loads (the value is still checked, as it always was) but does nothing: a warning says so,
+ * so that an operator's old file neither stops loading nor seems to work. */
+#define DEPRECATED (1U << 3)
+#define OFF(f)	   offsetof(struct thps_policy, f)
 
 static const struct policy_key keys[] = {
     {"name", K_NAME, 0, 0, NULL, NULL, REQUIRED, OFF(name),
@@ -101,10 +104,14 @@ static const struct policy_key keys[] = {
      "rate limit of bytes asked for, per cgroup, per second"},
     {"cooldown", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, "5m", NULL, 0,
      OFF(cooldown_usec), "least time between two actions on a cgroup"},
-    {"scan_interval", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, "60s", NULL, 0,
-     OFF(scan_interval_usec), "least time between two scans of a cgroup"},
-    {"max_thps_per_sec", K_UINT, 1, 1e7, "100000", NULL, 0, OFF(max_thps_per_sec),
-     "most THPs of this cgroup read per second while scanning"},
+    {"scan_interval", K_DURATION, 1 * USEC_PER_SEC, 86400 * USEC_PER_SEC, NULL, NULL, 0,
+     OFF(scan_interval_usec),
+     "least time between two decisions on a cgroup (less an eighth, for the jitter of "
+     "passes); absent: every pass. The cgroup is still scanned every pass of the daemon "
+     "(--interval). Also the first hold-off of pressure_guard's backoff (absent: 60s)"},
+    {"max_thps_per_sec", K_UINT, 1, 1e7, NULL, NULL, DEPRECATED, 0,
+     "deprecated and ignored: the daemon's --max-thps-per-sec bounds the scan of every "
+     "cgroup; remove this key"},
     {"pressure_guard", K_OBJECT, 0, 0, NULL, NULL, 0, 0,
      "do not add reclaim work while the cgroup is under memory pressure"},
     {"pressure_guard.memory_some_avg10", K_PERCENT, 0, 100, "10", NULL, 0, OFF(pressure_some_avg10),
@@ -145,32 +152,57 @@ void thps_policy_errors_clear(struct thps_policy_errors *e)
 	for (size_t i = 0; i < e->n; i++)
 		free(e->msgs[i]);
 	free(e->msgs);
+	for (size_t i = 0; i < e->n_warnings; i++)
+		free(e->warnings[i]);
+	free(e->warnings);
 	*e = (struct thps_policy_errors){0};
+}
+
+/* Appends a message to a list bounded by THPS_POLICY_MAX_ERRORS (beyond: counted in
+ * *dropped when given, else left out). */
+static int list_add(char ***msgs, size_t *n, size_t *dropped, const char *fmt, va_list ap)
+    _printf_(4, 0);
+static int list_add(char ***msgs, size_t *n, size_t *dropped, const char *fmt, va_list ap)
+{
+	char *m, **l;
+
+	if (*n >= THPS_POLICY_MAX_ERRORS) {
+		if (dropped)
+			(*dropped)++;
+		return 0;
+	}
+	if (vasprintf(&m, fmt, ap) < 0)
+		return -ENOMEM;
+	l = realloc(*msgs, (*n + 1) * sizeof(*l));
+	if (!l) {
+		free(m);
+		return -ENOMEM;
+	}
+	*msgs = l;
+	l[(*n)++] = m;
+	return 0;
 }
 
 int thps_policy_errors_add(struct thps_policy_errors *e, const char *fmt, ...)
 {
 	va_list ap;
-	char *m, **n;
-	int k;
+	int r;
 
-	if (e->n >= THPS_POLICY_MAX_ERRORS) {
-		e->dropped++;
-		return 0;
-	}
 	va_start(ap, fmt);
-	k = vasprintf(&m, fmt, ap);
+	r = list_add(&e->msgs, &e->n, &e->dropped, fmt, ap);
 	va_end(ap);
-	if (k < 0)
-		return -ENOMEM;
-	n = realloc(e->msgs, (e->n + 1) * sizeof(*n));
-	if (!n) {
-		free(m);
-		return -ENOMEM;
-	}
-	e->msgs = n;
-	e->msgs[e->n++] = m;
-	return 0;
+	return r;
+}
+
+int thps_policy_warnings_add(struct thps_policy_errors *e, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = list_add(&e->warnings, &e->n_warnings, NULL, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 /* ---- validation of one file ---- */
@@ -606,13 +638,23 @@ static int set_value(struct vctx *v, const struct policy_key *k, const struct pj
 {
 	struct setting s = {
 	    .v = v, .k = k, .j = j, .path = path, .p = p, .field = (char *)p + k->offset};
+	uint64_t ignored;
+	unsigned nerr = v->nerr;
+	int r;
 
 	if (!setters[k->type])
 		return 0;
+	if (k->flags & DEPRECATED)
+		s.field = &ignored; /* only K_UINT keys are deprecated so far */
 	render(j, s.got, sizeof(s.got));
 	range_text(k, k->min, s.lo, sizeof(s.lo));
 	range_text(k, k->max, s.hi, sizeof(s.hi));
-	return setters[k->type](&s);
+	r = setters[k->type](&s);
+	if ((k->flags & DEPRECATED) && v->nerr == nerr &&
+	    thps_policy_warnings_add(v->errs, "%s:%u:%u: %s: %s", v->file, j->line, j->col, path,
+				     k->help) < 0)
+		v->r = -ENOMEM;
+	return r;
 }
 
 /* path + "." + key into buf, the key made safe for a terminal and a log line (it is hostile
@@ -669,7 +711,8 @@ static void walk_object(struct vctx *v, const struct pjson *obj, const char *pre
 			size_t n = 0;
 			for (size_t t = 0; t < ELEMENTSOF(keys); t++) {
 				const char *kk = keys[t].key;
-				if (strncmp(kk, prefix, plen) || (plen && kk[plen] != '.'))
+				if ((keys[t].flags & DEPRECATED) || strncmp(kk, prefix, plen) ||
+				    (plen && kk[plen] != '.'))
 					continue;
 				kk += plen + !!plen;
 				if (strchr(kk, '.'))
@@ -985,6 +1028,8 @@ void thps_policy_print_keys(FILE *f)
 			fprintf(f, " (default %s)", k->def);
 		if (k->flags & REQUIRED)
 			fprintf(f, " (required)");
+		if (k->flags & DEPRECATED)
+			fprintf(f, " (deprecated)");
 		fprintf(f, "\n    %s\n", k->help);
 	}
 }

@@ -65,9 +65,9 @@ struct thps_policy {
 	uint64_t promote_max_bytes_per_pass; /* 0 = promote is off */
 	uint64_t max_bytes_per_sec;
 	uint64_t cooldown_usec;
-	uint64_t scan_interval_usec;
-	uint64_t max_thps_per_sec;
-	double pressure_some_avg10; /* percent */
+	uint64_t scan_interval_usec; /* least time between two decisions (engine.h); 0 = every
+				      * pass */
+	double pressure_some_avg10;  /* percent */
 	enum thps_pressure_response on_pressure;
 	/* compiled: specificity (see above) and load order */
 	unsigned spec_container, spec_components, spec_prefix;
@@ -84,16 +84,22 @@ struct thps_policy_set {
 	size_t n;
 };
 
-/* Error messages, each "FILE:LINE:COL: PATH: what was expected, got what". */
+/* Error messages, each "FILE:LINE:COL: PATH: what was expected, got what". Warnings, in the
+ * same form, name keys that still load but do nothing (deprecated): they never fail a load,
+ * and the caller that loads says them (the daemon logs them, validate prints them). */
 struct thps_policy_errors {
 	char **msgs;
 	size_t n;
 	size_t dropped; /* beyond THPS_POLICY_MAX_ERRORS per load */
+	char **warnings;
+	size_t n_warnings; /* at most THPS_POLICY_MAX_ERRORS, the rest dropped */
 };
 void thps_policy_errors_clear(struct thps_policy_errors *e);
 /* Appends one message (at most THPS_POLICY_MAX_ERRORS, then counts them as dropped).
  * Returns 0 or -ENOMEM. */
 int thps_policy_errors_add(struct thps_policy_errors *e, const char *fmt, ...) _printf_(2, 3);
+/* The same for a warning. Returns 0 or -ENOMEM. */
+int thps_policy_warnings_add(struct thps_policy_errors *e, const char *fmt, ...) _printf_(2, 3);
 
 enum {
 	THPS_POLICY_LOAD_CHECK_OWNER = 1 << 0, /* refuse files/dirs not owned by root or

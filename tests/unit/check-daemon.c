@@ -252,6 +252,148 @@ START_TEST(test_enforce_reclaim_writes_and_counts)
 }
 END_TEST
 
+/* A policy's scan_interval reaches the daemon's pass: the second pass, at once, scans the
+ * cgroup but does not decide on it (rule "interval", not "cooldown"), writes nothing, and the
+ * record keeps the decision that acted. A deprecated key loads with a warning naming it. */
+START_TEST(test_scan_interval_spaces_decisions)
+{
+	const char *one[] = { "/work", NULL };
+	const struct crecord *rec;
+	char dir[PATH_MAX], err[512];
+	_cleanup_free_ char *reclaim = NULL;
+
+	fake_cgroup("work");
+	mkdirs("policies");
+	put("policies/t.json",
+	    "{\"name\": \"t\", \"match\": {\"cgroup\": \"/*\"}, \"mode\": \"enforce\",\n"
+	    " \"trigger\": {\"min_waste\": \"2M\"}, \"cooldown\": \"1s\", \"scan_interval\": \"1h\",\n"
+	    " \"max_thps_per_sec\": 1000}\n");
+	path_of(dir, sizeof(dir), "policies");
+	ck_assert_int_eq(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)), 1);
+	ck_assert_msg(strstr(err, "policies/t.json:3:22: max_thps_per_sec: deprecated and ignored"),
+		      "no warning: '%s'", err);
+	set_scan(one);
+	pass_decide(m, 1000);
+	rec = records_find(&m->recs, "/work");
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].count, 1);
+	put("cg/work/memory.reclaim", "");
+	set_scan(one);
+	pass_decide(m, 1001);
+	ck_assert_uint_eq(decisions_named("interval"), 1);
+	ck_assert_uint_eq(decisions_named("cooldown"), 0);
+	rec = records_find(&m->recs, "/work");
+	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].count, 1);
+	ck_assert_str_eq(rec->last.rule, "min_waste");
+	reclaim = get("cg/work/memory.reclaim");
+	ck_assert_str_eq(reclaim, "");
+}
+END_TEST
+
+/* The keys whose effect the engine's own tests show on hand-made figures, here through the
+ * daemon's pass (policy file → dglue_decide → record), each against a control that differs in
+ * that key only: lowutil_cut, sizes, pressure_guard. */
+START_TEST(test_policy_keys_reach_the_pass)
+{
+	const char *const paths[] = {"/cut0", "/cut20", "/all", "/sized", "/calm", "/pressed", NULL};
+	const unsigned util[] = {60, 60, 0, 0, 0, 0}; /* 60 of 512 subpages: bucket 1 */
+	char dir[PATH_MAX], err[512];
+	_cleanup_free_ char *calm = NULL, *pressed = NULL;
+
+	for (size_t i = 0; paths[i]; i++)
+		fake_cgroup(paths[i] + 1);
+	put("cg/calm/memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n");
+	put("cg/pressed/memory.pressure", "some avg10=50.00 avg60=20.00 avg300=5.00 total=9\n"
+					  "full avg10=10.00 avg60=5.00 avg300=1.00 total=3\n");
+	mkdirs("policies");
+	put("policies/k.json",
+	    "{\"policies\": [\n"
+	    "{\"name\": \"cut0\", \"match\": {\"cgroup\": \"/cut0\"}, \"trigger\": {\"min_waste\": \"2M\"}},\n"
+	    "{\"name\": \"cut20\", \"match\": {\"cgroup\": \"/cut20\"}, \"trigger\": {\"min_waste\": "
+	    "\"2M\"}, \"lowutil_cut\": \"20%\"},\n"
+	    "{\"name\": \"all\", \"match\": {\"cgroup\": \"/all\"}, \"trigger\": {\"min_waste\": \"2M\"}, "
+	    "\"action\": \"split\"},\n"
+	    "{\"name\": \"sized\", \"match\": {\"cgroup\": \"/sized\"}, \"trigger\": {\"min_waste\": "
+	    "\"2M\"}, \"action\": \"split\", \"sizes\": [\"64K\"]},\n"
+	    "{\"name\": \"calm\", \"match\": {\"cgroup\": \"/calm\"}, \"mode\": \"enforce\", \"trigger\": "
+	    "{\"min_waste\": \"2M\"}, \"pressure_guard\": {\"memory_some_avg10\": 10}},\n"
+	    "{\"name\": \"pressed\", \"match\": {\"cgroup\": \"/pressed\"}, \"mode\": \"enforce\", "
+	    "\"trigger\": {\"min_waste\": \"2M\"}, \"pressure_guard\": {\"memory_some_avg10\": 10}}\n"
+	    "]}\n");
+	path_of(dir, sizeof(dir), "policies");
+	ck_assert_int_eq(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)), 6);
+	thps_scan_free(&m->scan);
+	thps_scan_init(&m->scan, &m->geom);
+	for (size_t i = 0; paths[i]; i++) {
+		struct thps_cgroup_stats *c = thps_scan_cgroup(&m->scan, 100 + i, paths[i]);
+
+		ck_assert_ptr_nonnull(c);
+		for (int k = 0; k < 4; k++)
+			thps_hist_add(&c->hist, &m->geom, util[i]);
+		c->have_memstat = true;
+		c->memory_current = 67108864;
+		c->anon_thp_bytes = 8u << 20;
+	}
+	thps_scan_finish(&m->scan, 0);
+	m->have_scan = true;
+	pass_decide(m, 1000);
+	/* lowutil_cut: THPs 60/512 used are low-util at "20%" (bucket 1), not at the default 0 */
+	ck_assert_str_eq(records_find(&m->recs, "/cut0")->last.rule, "no_trigger");
+	ck_assert_str_eq(records_find(&m->recs, "/cut20")->last.rule, "observe");
+	ck_assert_uint_eq(records_find(&m->recs, "/cut20")->last.waste_bytes, 4u * 452 * 4096);
+	/* sizes: a split policy of 64K folios counts none of the 2M THPs */
+	ck_assert_str_eq(records_find(&m->recs, "/all")->last.rule, "observe");
+	ck_assert_str_eq(records_find(&m->recs, "/sized")->last.rule, "no_trigger");
+	ck_assert_uint_eq(records_find(&m->recs, "/sized")->last.waste_bytes, 0);
+	/* pressure_guard: memory.pressure some avg10 50 % > 10 % skips; 0 % acts */
+	ck_assert_str_eq(records_find(&m->recs, "/calm")->last.rule, "min_waste");
+	ck_assert_str_eq(records_find(&m->recs, "/pressed")->last.rule, "pressure_skip");
+	calm = get("cg/calm/memory.reclaim");
+	pressed = get("cg/pressed/memory.reclaim");
+	ck_assert_uint_eq(strtoull(calm, NULL, 10), 8u << 20);
+	ck_assert_str_eq(pressed, "");
+}
+END_TEST
+
+/* match.container and name through the pass: the OCI hook's registration of a cgroup carries
+ * the container's name (matched against match.container globs) or a policy's name (which
+ * selects it outright); a cgroup without one gets the built-in observer. */
+START_TEST(test_registrations_select_policies)
+{
+	const char *paths[] = {"/web", "/named", "/plain", NULL};
+	char dir[PATH_MAX], err[512];
+
+	for (size_t i = 0; paths[i]; i++)
+		fake_cgroup(paths[i] + 1);
+	mkdirs("policies");
+	put("policies/r.json",
+	    "{\"policies\": [\n"
+	    "{\"name\": \"webs\", \"match\": {\"container\": \"web-*\"}, \"trigger\": {\"min_waste\": "
+	    "\"2M\"}},\n"
+	    "{\"name\": \"chosen\", \"match\": {\"cgroup\": \"/nowhere\"}, \"trigger\": {\"min_waste\": "
+	    "\"4M\"}}\n"
+	    "]}\n");
+	path_of(dir, sizeof(dir), "policies");
+	ck_assert_int_eq(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)), 2);
+	m->regs.items = calloc(2, sizeof(*m->regs.items));
+	ck_assert_ptr_nonnull(m->regs.items);
+	m->regs.n = 2;
+	snprintf(m->regs.items[0].id, sizeof(m->regs.items[0].id), "web-1");
+	snprintf(m->regs.items[0].cgroup, sizeof(m->regs.items[0].cgroup), "/web");
+	snprintf(m->regs.items[1].id, sizeof(m->regs.items[1].id), "db");
+	snprintf(m->regs.items[1].cgroup, sizeof(m->regs.items[1].cgroup), "/named");
+	snprintf(m->regs.items[1].policy, sizeof(m->regs.items[1].policy), "chosen");
+	set_scan(paths);
+	pass_decide(m, 1000);
+	ck_assert_str_eq(records_find(&m->recs, "/web")->last.policy, "webs");
+	ck_assert_str_eq(records_find(&m->recs, "/web")->last.rule, "observe");
+	ck_assert_str_eq(records_find(&m->recs, "/named")->last.policy, "chosen");
+	ck_assert_str_eq(records_find(&m->recs, "/named")->last.rule, "observe");
+	ck_assert_str_eq(records_find(&m->recs, "/plain")->last.policy, "(builtin)");
+	ck_assert_str_eq(records_find(&m->recs, "/plain")->last.rule, "no_trigger");
+}
+END_TEST
+
 /* Ranges khugepaged rebuilt THPS_RECOLLAPSE_PIN_AFTER times are never split again: they must not
  * fire a split either (the k73 CI run asked for 20 splits that found nothing to split). */
 static void pin_ranges(struct crecord *rec, unsigned n)
@@ -606,6 +748,9 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_records_follow_cgroup_dirs);
 	tcase_add_test(tc, test_observe_asks_kernel_nothing);
 	tcase_add_test(tc, test_enforce_reclaim_writes_and_counts);
+	tcase_add_test(tc, test_scan_interval_spaces_decisions);
+	tcase_add_test(tc, test_policy_keys_reach_the_pass);
+	tcase_add_test(tc, test_registrations_select_policies);
 	tcase_add_test(tc, test_pinned_ranges_fire_no_split);
 	tcase_add_test(tc, test_decision_fit_no_mechanism);
 	tcase_add_test(tc, test_status_json_one_cgroup);

@@ -195,7 +195,7 @@ START_TEST(test_noeffect_backoff_and_reset)
 		t += 1000 * cd;
 		thps_engine_record_result(eng, "/n", d.bytes, 0);
 	}
-	d = decide("/n", &p, t + 1, figs(50, 100 * MIB, 0, 0));
+	d = decide("/n", &p, t + 1 * SEC, figs(50, 100 * MIB, 0, 0));
 	ck_assert_uint_eq(d.hold_until, t + 64 * cd);
 	d = decide("/n", &p, t + 64 * cd, figs(50, 100 * MIB, 0, 0));
 	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
@@ -231,26 +231,87 @@ START_TEST(test_pressure_backoff)
 	struct thps_policy p = pol(THPS_MODE_ENFORCE);
 	struct thps_decision d;
 
+	/* the hold-off starts at scan_interval and doubles; decisions come once per interval */
 	p.on_pressure = THPS_PRESSURE_BACKOFF;
 	p.scan_interval_usec = 60 * SEC;
 	d = decide("/b", &p, 0, figs(50, 100 * MIB, 0, 30));
 	ck_assert_int_eq(d.rule, THPS_RULE_PRESSURE_BACKOFF);
 	ck_assert_uint_eq(d.hold_until, 60 * SEC);
-	d = decide("/b", &p, 30 * SEC, figs(50, 100 * MIB, 0, 30));
-	ck_assert_uint_eq(d.hold_until, 30 * SEC + 120 * SEC);
-	d = decide("/b", &p, 40 * SEC, figs(50, 100 * MIB, 0, 30));
-	ck_assert_uint_eq(d.hold_until, 40 * SEC + 240 * SEC);
+	d = decide("/b", &p, 60 * SEC, figs(50, 100 * MIB, 0, 30));
+	ck_assert_uint_eq(d.hold_until, 60 * SEC + 120 * SEC);
+	d = decide("/b", &p, 180 * SEC, figs(50, 100 * MIB, 0, 30));
+	ck_assert_uint_eq(d.hold_until, 180 * SEC + 240 * SEC);
 	/* pressure gone, but the hold-off runs its course */
-	d = decide("/b", &p, 100 * SEC, figs(50, 100 * MIB, 0, 1));
+	d = decide("/b", &p, 300 * SEC, figs(50, 100 * MIB, 0, 1));
 	ck_assert_int_eq(d.rule, THPS_RULE_PRESSURE_BACKOFF);
-	ck_assert_str_eq(d.why, "holding off 180.0s more after memory pressure (reclaimable 100.0 MiB "
+	ck_assert_str_eq(d.why, "holding off 120.0s more after memory pressure (reclaimable 100.0 MiB "
 				">= min_waste 64M)");
-	d = decide("/b", &p, 280 * SEC, figs(50, 100 * MIB, 0, 1));
+	d = decide("/b", &p, 420 * SEC, figs(50, 100 * MIB, 0, 1));
 	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
 	/* an action resets the level: the next pressure holds off one scan interval again */
 	p.cooldown_usec = 1 * SEC;
-	d = decide("/b", &p, 300 * SEC, figs(50, 100 * MIB, 0, 30));
-	ck_assert_uint_eq(d.hold_until, 360 * SEC);
+	d = decide("/b", &p, 480 * SEC, figs(50, 100 * MIB, 0, 30));
+	ck_assert_uint_eq(d.hold_until, 540 * SEC);
+}
+END_TEST
+
+/* scan_interval: a 5m policy is decided on at most every 5m, however often the daemon
+ * passes; the samples in between still count for lowutil_growth. */
+START_TEST(test_scan_interval)
+{
+	struct thps_policy p = pol(THPS_MODE_ENFORCE);
+	const struct thps_decision *last;
+	struct thps_decision d;
+
+	p.scan_interval_usec = 300 * SEC;
+	p.cooldown_usec = 1 * SEC;
+	d = decide("/i", &p, 0, figs(50, 100 * MIB, 0, 0));
+	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
+	/* a pass every 60 s: four of them are not decisions, whatever the waste */
+	for (uint64_t t = 60; t < 300; t += 60) {
+		d = decide("/i", &p, t * SEC, figs(50, 500 * MIB, 0, 0));
+		ck_assert_int_eq(d.rule, THPS_RULE_INTERVAL);
+		ck_assert_int_eq(d.action, THPS_ACT_NONE);
+		ck_assert(!d.fired);
+	}
+	ck_assert_str_eq(d.why, "not due: next decision in 22.5s (scan_interval 5m)");
+	ck_assert_uint_eq(d.hold_until, 262500000ULL);
+	/* kept out of the ring: explain's last decision is the last real one */
+	last = thps_engine_last(eng, "/i");
+	ck_assert_ptr_nonnull(last);
+	ck_assert_int_eq(last->rule, THPS_RULE_MIN_WASTE);
+	ck_assert_int_eq(thps_rule_name(THPS_RULE_INTERVAL)[0], 'i');
+	/* the fifth pass ends 2 s early (jitter): within an eighth, it is due */
+	d = decide("/i", &p, 298 * SEC, figs(50, 500 * MIB, 0, 0));
+	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
+	/* other cgroups keep their own clocks */
+	d = decide("/j", &p, 299 * SEC, figs(50, 100 * MIB, 0, 0));
+	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
+
+	/* without scan_interval, every pass is a decision; the pressure backoff starts at 60 s */
+	p = pol(THPS_MODE_ENFORCE);
+	p.cooldown_usec = 1 * SEC;
+	d = decide("/e", &p, 0, figs(50, 100 * MIB, 0, 0));
+	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
+	d = decide("/e", &p, 1 * SEC, figs(50, 100 * MIB, 0, 0));
+	ck_assert_int_eq(d.action, THPS_ACT_RECLAIM);
+	p.on_pressure = THPS_PRESSURE_BACKOFF;
+	d = decide("/e", &p, 2 * SEC, figs(50, 100 * MIB, 0, 30));
+	ck_assert_int_eq(d.rule, THPS_RULE_PRESSURE_BACKOFF);
+	ck_assert_uint_eq(d.hold_until, 62 * SEC);
+
+	/* growth: the low sample of a pass that was not a decision still counts */
+	p.scan_interval_usec = 300 * SEC;
+	p.trigger_min_waste = 0;
+	p.trigger_growth_thps = 100;
+	p.trigger_growth_window_usec = 600 * SEC;
+	d = decide("/g", &p, 0, figs(500, 0, 0, 0));
+	ck_assert_int_eq(d.rule, THPS_RULE_NO_TRIGGER);
+	d = decide("/g", &p, 60 * SEC, figs(0, 0, 0, 0));
+	ck_assert_int_eq(d.rule, THPS_RULE_INTERVAL);
+	d = decide("/g", &p, 300 * SEC, figs(150, 150 * MIB, 0, 0));
+	ck_assert_int_eq(d.rule, THPS_RULE_GROWTH);
+	ck_assert_uint_eq(d.growth, 150);
 }
 END_TEST
 
@@ -316,7 +377,6 @@ END_TEST
 START_TEST(test_scan_budget)
 {
 	struct thps_engine_config cfg;
-	struct thps_policy p = pol(THPS_MODE_ENFORCE);
 
 	thps_engine_free(eng);
 	thps_engine_config_default(&cfg);
@@ -336,12 +396,6 @@ START_TEST(test_scan_budget)
 	thps_engine_charge_scan(eng, 3 * SEC, 0, 4 * SEC);
 	ck_assert_uint_eq(thps_engine_scan_budget(eng, 60 * SEC), 0);
 	ck_assert_uint_eq(thps_engine_scan_budget(eng, 84 * SEC), 1000);
-	/* per-cgroup scan interval */
-	p.scan_interval_usec = 60 * SEC;
-	ck_assert_int_eq(thps_engine_scan_due(eng, "/s", &p, 0), 1);
-	ck_assert_int_eq(thps_engine_scan_due(eng, "/s", &p, 59 * SEC), 0);
-	ck_assert_int_eq(thps_engine_scan_due(eng, "/s", &p, 60 * SEC), 1);
-	ck_assert_int_eq(thps_engine_scan_due(eng, "/t", &p, 61 * SEC), 1);
 }
 END_TEST
 
@@ -498,6 +552,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_noeffect_backoff_and_reset);
 	tcase_add_test(tc, test_pressure_skip);
 	tcase_add_test(tc, test_pressure_backoff);
+	tcase_add_test(tc, test_scan_interval);
 	tcase_add_test(tc, test_budget_per_cgroup);
 	tcase_add_test(tc, test_budget_global_1000_cgroups);
 	tcase_add_test(tc, test_scan_budget);

@@ -91,7 +91,12 @@ START_TEST(test_parse_full)
 	ck_assert_uint_eq(p->max_bytes_per_sec, 1ULL << 20);
 	ck_assert_uint_eq(p->cooldown_usec, 30000000ULL);
 	ck_assert_uint_eq(p->scan_interval_usec, 500000000ULL);
-	ck_assert_uint_eq(p->max_thps_per_sec, 1000);
+	/* deprecated: loads, does nothing, and says so with file, place and key */
+	ck_assert_uint_eq(errs.n_warnings, 1);
+	ck_assert_str_eq(errs.warnings[0],
+			 "t.json:6:68: policies[0].max_thps_per_sec: deprecated and ignored: the "
+			 "daemon's --max-thps-per-sec bounds the scan of every cgroup; remove this "
+			 "key");
 	ck_assert_double_eq(p->pressure_some_avg10, 2.5);
 	ck_assert_int_eq(p->on_pressure, THPS_PRESSURE_BACKOFF);
 	/* the second one has every default */
@@ -104,11 +109,11 @@ START_TEST(test_parse_full)
 	ck_assert_uint_eq(p->max_bytes_per_action, 256ULL << 20);
 	ck_assert_uint_eq(p->max_bytes_per_sec, 64ULL << 20);
 	ck_assert_uint_eq(p->cooldown_usec, 300000000ULL);
-	ck_assert_uint_eq(p->scan_interval_usec, 60000000ULL);
-	ck_assert_uint_eq(p->max_thps_per_sec, 100000);
+	ck_assert_uint_eq(p->scan_interval_usec, 0); /* every pass */
 	ck_assert_double_eq(p->pressure_some_avg10, 10.0);
 	ck_assert_int_eq(p->on_pressure, THPS_PRESSURE_SKIP);
 	ck_assert_uint_eq(p->n_match_container, 0);
+	thps_policy_errors_clear(&errs);
 	thps_policy_set_free(set);
 	/* the permission to evict page cache where no exact split reaches is its own word */
 	ck_assert_int_eq(parse("{\"name\": \"p\", \"match\": {\"cgroup\": \"/p\"}, "
@@ -187,7 +192,6 @@ START_TEST(test_builtin_matches_table_defaults)
 	ck_assert_uint_eq(d.max_bytes_per_sec, b->max_bytes_per_sec);
 	ck_assert_uint_eq(d.cooldown_usec, b->cooldown_usec);
 	ck_assert_uint_eq(d.scan_interval_usec, b->scan_interval_usec);
-	ck_assert_uint_eq(d.max_thps_per_sec, b->max_thps_per_sec);
 	ck_assert_double_eq(d.pressure_some_avg10, b->pressure_some_avg10);
 	ck_assert_int_eq(d.on_pressure, b->on_pressure);
 	thps_policy_clear(&d);
@@ -248,7 +252,7 @@ START_TEST(test_error_values)
 	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"\\u001b]0;x\\u0007\": 1}",
 	    "t.json:1:41: \\x1b]0;x\\x07: unknown key; expected one of: name, match, mode, "
 	    "lowutil_cut, sizes, trigger, action, promote, max_bytes_per_action, max_bytes_per_sec, "
-	    "cooldown, scan_interval, max_thps_per_sec, pressure_guard",
+	    "cooldown, scan_interval, pressure_guard",
 	    NULL);
 	expect_errors("{\"name\": \"a\\u001b[31m\", \"match\": {\"cgroup\": \"/\"}}",
 		      "t.json:1:10: name: expected a name of 1-64 characters from [A-Za-z0-9_.-], "

@@ -6,9 +6,10 @@
 # holds a third (the daemon's policy for it promotes but observes). Checks: every dense range of
 # the first becomes a THP, its sparse and zero-page ranges get none and keep their Rss, the
 # PR_SET_THP_DISABLE process and the sibling get none, the target's memory.current grows by
-# <= 1 %, every workload's data verifies; the report shows the dense memory before and not
-# after; the finder is PAGEMAP_SCAN where the kernel has it (6.7+) and pagemap elsewhere (6.1),
-# which keeps to its budget.
+# <= 1 %, every workload's data verifies; the daemon's first pass promotes exactly the policy's
+# max_bytes_per_pass (5/8 of the dense memory), the second the rest; the report shows the dense
+# memory before and not after; the finder is PAGEMAP_SCAN where the kernel has it (6.7+) and
+# pagemap elsewhere (6.1), which keeps to its budget.
 # vm-timeout: 900
 
 D=/tmp/thps-promote
@@ -103,9 +104,11 @@ for mode in never madvise; do
 	# --- the daemon, with a promote policy on the target only
 	mkdir -p $D/pol-$mode $D/state-$mode
 	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+	# 5/8 of the dense memory per pass: the first pass promotes exactly that much, the second
+	# the rest and still has budget left for the PR_SET_THP_DISABLE process behind it
 	cat >$D/pol-$mode/10-promote.json <<JEOF
 { "name": "dense", "match": { "cgroup": "/thps-pd-$mode" }, "mode": "enforce",
-  "promote": { "max_bytes_per_pass": "1G" } }
+  "promote": { "max_bytes_per_pass": "$((DMB * 5 / 8))M" } }
 JEOF
 	# the sibling's policy promotes too, but observes: it finds, and collapses nothing
 	cat >$D/pol-$mode/20-observe.json <<JEOF
@@ -120,10 +123,13 @@ JEOF
 	thpshrinkd --policy-dir $D/pol-$mode --state-dir $D/state-$mode --listen 127.0.0.1:$PORT \
 		--interval 4 --scan-cpu 100 -v >$D/daemon.log 2>&1 &
 	DPID=$!
-	i=0
+	i=0 first=
 	until [ "$(metric thpshrink_promoted_ranges_total "cgroup=\"/thps-pd-$mode\"")" -ge $NR ]; do
+		[ -n "$first" ] || { b=$(metric thpshrink_promoted_bytes_total "cgroup=\"/thps-pd-$mode\""); [ "$b" = 0 ] || first=$b; }
 		i=$((i + 1)); [ $i -le 900 ] || break; sleep 0.1
 	done
+	vm_check $mode.daemon.max-bytes-per-pass "first pass promoted ${first:-nothing} bytes (max_bytes_per_pass $((DMB * 5 / 8))M)" \
+		[ "$first" = $((DMB * 5 / 8 << 20)) ]
 	MC1=$(vm_mem_current $TG)
 	n=$(metric thpshrink_promoted_ranges_total "cgroup=\"/thps-pd-$mode\"")
 	vm_check $mode.daemon.promoted "thpshrink_promoted_ranges_total $n (want $NR), after $((i / 10)) s" [ "$n" = $NR ]
