@@ -266,11 +266,12 @@ START_TEST(test_scan_interval_spaces_decisions)
 	mkdirs("policies");
 	put("policies/t.json",
 	    "{\"name\": \"t\", \"match\": {\"cgroup\": \"/*\"}, \"mode\": \"enforce\",\n"
-	    " \"trigger\": {\"min_waste\": \"2M\"}, \"cooldown\": \"1s\", \"scan_interval\": \"1h\",\n"
+	    " \"trigger\": {\"min_waste\": \"2M\"}, \"action\": \"reclaim\", \"cooldown\": \"1s\",\n"
+	    " \"scan_interval\": \"1h\",\n"
 	    " \"max_thps_per_sec\": 1000}\n");
 	path_of(dir, sizeof(dir), "policies");
 	ck_assert_int_eq(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)), 1);
-	ck_assert_msg(strstr(err, "policies/t.json:3:22: max_thps_per_sec: deprecated and ignored"),
+	ck_assert_msg(strstr(err, "policies/t.json:4:22: max_thps_per_sec: deprecated and ignored"),
 		      "no warning: '%s'", err);
 	set_scan(one);
 	pass_decide(m, 1000);
@@ -316,9 +317,11 @@ START_TEST(test_policy_keys_reach_the_pass)
 	    "{\"name\": \"sized\", \"match\": {\"cgroup\": \"/sized\"}, \"trigger\": {\"min_waste\": "
 	    "\"2M\"}, \"action\": \"split\", \"sizes\": [\"64K\"]},\n"
 	    "{\"name\": \"calm\", \"match\": {\"cgroup\": \"/calm\"}, \"mode\": \"enforce\", \"trigger\": "
-	    "{\"min_waste\": \"2M\"}, \"pressure_guard\": {\"memory_some_avg10\": 10}},\n"
+	    "{\"min_waste\": \"2M\"}, \"action\": \"reclaim\",\n"
+	    " \"pressure_guard\": {\"memory_some_avg10\": 10}},\n"
 	    "{\"name\": \"pressed\", \"match\": {\"cgroup\": \"/pressed\"}, \"mode\": \"enforce\", "
-	    "\"trigger\": {\"min_waste\": \"2M\"}, \"pressure_guard\": {\"memory_some_avg10\": 10}}\n"
+	    "\"trigger\": {\"min_waste\": \"2M\"}, \"action\": \"reclaim\",\n"
+	    " \"pressure_guard\": {\"memory_some_avg10\": 10}}\n"
 	    "]}\n");
 	path_of(dir, sizeof(dir), "policies");
 	ck_assert_int_eq(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)), 6);
