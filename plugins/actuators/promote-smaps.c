@@ -27,9 +27,9 @@ int thps_thp_mode_always(const struct thps_ctx *ctx, const struct thps_geometry 
 
 struct vma_facts {
 	uint64_t start, end;
-	bool no_huge;	/* VmFlags nh */
+	bool no_huge;	 /* VmFlags nh */
 	bool ineligible; /* THPeligible: 0 */
-	bool lazy_free;	/* LazyFree > 0 */
+	bool lazy_free;	 /* LazyFree > 0 */
 };
 
 struct dropper {

@@ -16,9 +16,9 @@
 #include "thp.h"
 
 struct thps_smaps_drops {
-	uint64_t no_huge;     /* ranges in a VMA with VmFlags nh (MADV_NOHUGEPAGE) */
-	uint64_t ineligible;  /* THPeligible 0 under THP always (EXCEPT_ADVISED, ...) */
-	uint64_t lazy_free;   /* ranges in a VMA with LazyFree > 0 (check_lazy_free only) */
+	uint64_t no_huge;    /* ranges in a VMA with VmFlags nh (MADV_NOHUGEPAGE) */
+	uint64_t ineligible; /* THPeligible 0 under THP always (EXCEPT_ADVISED, ...) */
+	uint64_t lazy_free;  /* ranges in a VMA with LazyFree > 0 (check_lazy_free only) */
 };
 
 /* 1 when THP mode "always" applies to PMD-sized THPs (hugepages-<size>kB/enabled "always", or

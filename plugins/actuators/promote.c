@@ -244,8 +244,8 @@ static int collapse_one(struct stage *st, uint64_t addr, uint64_t *rss, int *err
 			if (*err == 0) {
 				res->ranges_collapsed++;
 				if (st->opts->collapsed)
-					st->opts->collapsed(st->opts->userdata, st->pid,
-							    st->start, addr);
+					st->opts->collapsed(st->opts->userdata, st->pid, st->start,
+							    addr);
 			}
 			return 1;
 		}

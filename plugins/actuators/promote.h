@@ -29,7 +29,8 @@ enum thps_promote_fail {
 	THPS_PROMOTE_FAIL_BUSY,	     /* EAGAIN twice (ranges), EBUSY (the process's work ends) */
 	THPS_PROMOTE_FAIL_EXEC,	     /* exec() after the finder: a new address space (processes) */
 	THPS_PROMOTE_FAIL_GREW,	     /* RSS rose across a collapse (processes) */
-	THPS_PROMOTE_FAIL_OPTED_OUT, /* MADV_NOHUGEPAGE, or THPeligible 0 under THP always (ranges) */
+	THPS_PROMOTE_FAIL_OPTED_OUT, /* MADV_NOHUGEPAGE, or THPeligible 0 under THP always (ranges)
+				      */
 	THPS_PROMOTE_FAIL_MAX
 };
 /* "no_memory", "refused", "thp_disabled", "other", "busy", "exec", "grew", "opted_out": the

@@ -25,9 +25,9 @@ struct thps_dense_finder {
 	/* the last walk's pagemap, kept open: it pins the mm the walk examined, so a re-check
 	 * through it reads nothing once the process exec()s or exits */
 	int pm_fd;
-	int kpf_fd;	       /* kpageflags, -1 when it cannot be read */
-	bool lazy_free_blind;  /* kpageflags unreadable: callers must look at smaps LazyFree */
-	void *regions;	   /* PAGEMAP_SCAN output vector */
+	int kpf_fd;	      /* kpageflags, -1 when it cannot be read */
+	bool lazy_free_blind; /* kpageflags unreadable: callers must look at smaps LazyFree */
+	void *regions;	      /* PAGEMAP_SCAN output vector */
 	size_t n_regions;
 	/* pagemap fallback: address space looked at per walk (0: no bound); PAGEMAP_SCAN
 	 * looks only where pages are present and is not bounded */

@@ -500,6 +500,9 @@ static void fake_dense_process(const char *thp_enabled)
 	snprintf(status, sizeof(status), "Name:\tw\nTHP_enabled:\t%s\n", thp_enabled);
 	put("proc/4242/status", status);
 	put("proc/4242/maps", "40000000-40200000 rw-p 00000000 00:00 0 \n");
+	/* promote reads smaps for a process with dense ranges (opt-outs, LazyFree) */
+	put("proc/4242/smaps", "40000000-40200000 rw-p 00000000 00:00 0 \nLazyFree: 0 kB\n"
+			       "THPeligible: 1\nVmFlags: rd wr mr mw me ac\n");
 	for (unsigned i = 0; i < 512; i++)
 		e[i] = (UINT64_C(1) << 63) | (UINT64_C(1) << 56) | (5000 + 3 * i);
 	path_of(path, sizeof(path), "proc/4242/pagemap");
