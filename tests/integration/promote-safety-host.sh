@@ -10,6 +10,7 @@
 #   flip:   ranges freed (MADV_DONTNEED) between the finder and the collapse are not zero-filled;
 #   pin:    a vmsplice-pinned page fails its range only: the process's other ranges and a
 #           second process promoted afterwards still collapse;
+#   admit:  a range the admit hook (the daemon's backoff) holds back is not collapsed, and counted;
 #   except-advised: PR_SET_THP_DISABLE with EXCEPT_ADVISED gets no THP where the kernel shows it
 #           (THP mode always); elsewhere that leg says SKIP.
 # SKIP (77) where this host cannot: not root, no CAP_SYS_NICE, no THP, a kernel before 6.1.
@@ -128,6 +129,25 @@ check "pin: its other ranges" "$t bytes of THPs ($(((MB - 2) << 20)))" test "$t"
 check "pin: a second process" "$(v "$o2" after dense_thp) bytes of THPs ($((MB << 20)))" dense_ok "$o2"
 check "pin: data" "$(grep -h '^data:' "$o" "$o2" | tr '\n' ' ')" \
 	test "$(grep -c '^data: verified' "$o" "$o2" | cut -d: -f2 | tr -d '\n')" = 11
+
+# admit: the hook the daemon's per-range backoff uses; every second range held back
+adm=$b/tests/tools/thps-promote-admit
+if [ -x "$adm" ]; then
+	o=$tmp/admit
+	"$dense" --dense-mb $MB --sparse-mb 0 --zero-mb 0 --wait >"$o" &
+	pids+=($!)
+	for _ in $(seq 100); do grep -q '^before:' "$o" && break; sleep 0.1; done
+	"$adm" "${pids[0]}" >"$o.promote" 2>&1
+	kill -USR1 "${pids[0]}"
+	wait "${pids[0]}"
+	pids=()
+	check "admit: held back" "$(cat "$o.promote")" \
+		grep -q "^admit: asked=$((MB / 2)) held_back=$((MB / 4)) collapsed=$((MB / 4)) found=$((MB / 2))$" "$o.promote"
+	check "admit: THPs" "$(v "$o" after dense_thp) bytes ($(((MB / 2) << 20)): the admitted half)" \
+		test "$(v "$o" after dense_thp)" = $(((MB / 2) << 20))
+else
+	echo "FAIL: admit: no $adm"; fail=1
+fi
 
 # except-advised (6.18+): the kernel shows it only as THPeligible 0 under THP always
 o=$tmp/exadv
