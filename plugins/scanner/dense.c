@@ -116,8 +116,12 @@ static int swap_backed(struct thps_dense_finder *f, const uint64_t *e)
 		if (pread(f->kpf_fd, f->flags, len * sizeof(uint64_t),
 			  (off_t)(pfn * sizeof(uint64_t))) != (ssize_t)(len * sizeof(uint64_t)))
 			return 0;
+		/* a tail page is judged by its head: before 6.10 kpageflags shows a tail's own
+		 * page flags, where SWAPBACKED (a folio flag) is never set; a large folio's head
+		 * is in the same aligned window unless the folio was mremap()ed unaligned */
 		for (size_t j = 0; j < len; j++)
-			if (!(f->flags[j] & (UINT64_C(1) << KPF_SWAPBACKED)))
+			if (!(f->flags[j] & (UINT64_C(1) << KPF_SWAPBACKED)) &&
+			    !(f->flags[j] & THPS_KPF(COMPOUND_TAIL)))
 				return 0;
 		i += len;
 	}
