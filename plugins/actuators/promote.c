@@ -93,14 +93,16 @@ static int collect_one(void *userdata, uint64_t addr)
 	return c->n >= c->max ? 1 : 0;
 }
 
-/* Keeps the first failure, for the operator: "process P: 0xADDR: errno text: what". */
+/* Keeps the first failure, for the operator: "process P: 0xADDR: errno text: what" (err 0:
+ * no errno text). */
 static void note_once(struct thps_promote_result *res, pid_t pid, uint64_t addr, int err,
 		      const char *what)
 {
 	if (res->note[0])
 		return;
 	snprintf(res->note, sizeof(res->note), "process %d: 0x%llx: %s%s%s", (int)pid,
-		 (unsigned long long)addr, strerror(-err), what[0] ? ": " : "", what);
+		 (unsigned long long)addr, err ? strerror(-err) : "", err && what[0] ? ": " : "",
+		 what);
 }
 
 /* Whether the range at addr is one PMD-mapped THP now: its pagemap entries are contiguous from
@@ -189,8 +191,47 @@ static void lost_mm(struct stage *st, uint64_t addr)
 
 	if (thps_proc_starttime(st->ctx, st->pid, &now) == 0 && now == st->start) {
 		st->res->failures[THPS_PROMOTE_FAIL_EXEC]++;
-		note_once(st->res, st->pid, addr, -ESRCH,
+		note_once(st->res, st->pid, addr, 0,
 			  "exec() after the finder: a new address space, left alone");
+	}
+}
+
+/* Counts the kernel's answer for one range. Returns 0 to go on with the process, 1 to stop for
+ * it, 2 to end the pass. */
+static int judge(struct stage *st, uint64_t addr, int err)
+{
+	struct thps_promote_result *res = st->res;
+
+	switch (err) {
+	case 0:
+		res->ranges_collapsed++;
+		if (st->opts->collapsed)
+			st->opts->collapsed(st->opts->userdata, st->pid, st->start, addr);
+		return 0;
+	case -ENOMEM:
+		res->failures[THPS_PROMOTE_FAIL_NO_MEMORY]++;
+		res->stopped = true;
+		note_once(res, st->pid, addr, err, "no free huge page: the pass stops");
+		return 2;
+	case -EAGAIN:
+		res->failures[THPS_PROMOTE_FAIL_BUSY]++;
+		note_once(res, st->pid, addr, err,
+			  "busy twice (a page pinned, or off the LRU): this range is left");
+		return 0;
+	case -EBUSY:
+		res->failures[THPS_PROMOTE_FAIL_BUSY]++;
+		note_once(res, st->pid, addr, err,
+			  "its cgroup cannot be charged a huge page: this process is left");
+		return 1;
+	case -EINVAL:
+	case -EPERM:
+		res->failures[THPS_PROMOTE_FAIL_REFUSED]++;
+		note_once(res, st->pid, addr, err, "refused (not eligible): not asked again");
+		return 0;
+	default:
+		res->failures[THPS_PROMOTE_FAIL_OTHER]++;
+		note_once(res, st->pid, addr, err, "");
+		return 0;
 	}
 }
 
@@ -200,7 +241,7 @@ static int collapse_one(struct stage *st, uint64_t addr, uint64_t *rss, int *err
 {
 	struct thps_promote_result *res = st->res;
 	uint64_t now;
-	int r;
+	int r, v;
 
 	for (unsigned attempt = 0;; attempt++) {
 		r = thps_dense_recheck(st->f, addr);
@@ -236,53 +277,17 @@ static int collapse_one(struct stage *st, uint64_t addr, uint64_t *rss, int *err
 		*err = -ESRCH;
 		return 1;
 	}
+	v = judge(st, addr, *err);
 	if (anon_pages(st->statm_fd, &now) == 0) {
 		if (now > *rss + rss_slack(st->g)) {
 			res->failures[THPS_PROMOTE_FAIL_GREW]++;
-			note_once(res, st->pid, addr, -EEXIST,
+			note_once(res, st->pid, addr, 0,
 				  "RSS grew across a collapse: left alone for this pass");
-			if (*err == 0) {
-				res->ranges_collapsed++;
-				if (st->opts->collapsed)
-					st->opts->collapsed(st->opts->userdata, st->pid, st->start,
-							    addr);
-			}
-			return 1;
+			return MAX(v, 1);
 		}
 		*rss = now;
 	}
-	switch (*err) {
-	case 0:
-		res->ranges_collapsed++;
-		if (st->opts->collapsed)
-			st->opts->collapsed(st->opts->userdata, st->pid, st->start, addr);
-		return 0;
-	case -ENOMEM:
-		res->failures[THPS_PROMOTE_FAIL_NO_MEMORY]++;
-		res->stopped = true;
-		note_once(res, st->pid, addr, *err, "no free huge page: the pass stops");
-		return 2;
-	case -EAGAIN:
-		res->failures[THPS_PROMOTE_FAIL_BUSY]++;
-		note_once(res, st->pid, addr, *err,
-			  "busy twice (a page pinned, or off the LRU): this range is left");
-		return 0;
-	case -EBUSY:
-		res->failures[THPS_PROMOTE_FAIL_BUSY]++;
-		note_once(res, st->pid, addr, *err,
-			  "its cgroup cannot be charged a huge page: this process is left");
-		return 1;
-	case -EINVAL:
-	case -EPERM:
-		res->failures[THPS_PROMOTE_FAIL_REFUSED]++;
-		note_once(res, st->pid, addr, *err,
-			  "refused (VM_NOHUGEPAGE, or not eligible): not asked again");
-		return 0;
-	default:
-		res->failures[THPS_PROMOTE_FAIL_OTHER]++;
-		note_once(res, st->pid, addr, *err, "");
-		return 0;
-	}
+	return v;
 }
 
 /* Collapses addrs[0..n) one at a time (each re-checked right before); err[i] gets each one's
