@@ -39,7 +39,12 @@ static void usage(FILE *f)
 		"Usage: thpshrink promote --cgroup PATH | --pid PID [OPTIONS]\n\n"
 		"Collapses the dense memory of a cgroup or process into THPs (MADV_COLLAPSE\n"
 		"through process_madvise): 2 MiB ranges whose every page is present, not the\n"
-		"zero page, not shared, not swapped; costs no memory. Works with THP=never too.\n\n"
+		"zero page, not shared, not swapped, not lazily freed (MADV_FREE), each\n"
+		"confirmed again right before its collapse; costs no memory. Works with\n"
+		"THP=never too. Never asked: a process with PR_SET_THP_DISABLE, a VMA advised\n"
+		"MADV_NOHUGEPAGE, and under THP always a VMA that is not THPeligible\n"
+		"(PR_SET_THP_DISABLE with EXCEPT_ADVISED); a process that exec()s or whose RSS\n"
+		"grows meanwhile is left alone.\n\n"
 		"  --cgroup PATH             the cgroup and everything below it (relative to\n"
 		"                            the cgroup v2 mount, or absolute)\n"
 		"  --pid PID                 one process instead\n"
@@ -169,9 +174,13 @@ static void print_json(const char *label, const struct promote_args *a,
 	printf(",\"range_bytes\":%" PRIu64 ",\"ranges_found\":%" PRIu64
 	       ",\"ranges_collapsed\":%" PRIu64 ",\"ranges_verified_thp\":%" PRIu64
 	       ",\"ranges_not_tried\":%" PRIu64 ",\"ranges_retried\":%" PRIu64
+	       ",\"ranges_held_back\":%" PRIu64 ",\"ranges_changed\":%" PRIu64
+	       ",\"ranges_lazy_free\":%" PRIu64 ",\"lazy_free_by_smaps\":%s"
 	       ",\"stopped_no_memory\":%s,\"failures\":{",
 	       g->thp_size, res->ranges_found, res->ranges_collapsed, res->ranges_verified,
-	       res->ranges_not_tried, res->ranges_retried, res->stopped ? "true" : "false");
+	       res->ranges_not_tried, res->ranges_retried, res->ranges_held_back,
+	       res->ranges_changed, res->ranges_lazy_free,
+	       res->lazy_free_by_smaps ? "true" : "false", res->stopped ? "true" : "false");
 	for (unsigned i = 0; i < THPS_PROMOTE_FAIL_MAX; i++)
 		printf("%s\"%s\":%" PRIu64, i ? "," : "", thps_promote_fail_name(i),
 		       res->failures[i]);
@@ -205,12 +214,26 @@ static void print_text(const char *label, const struct promote_args *a,
 		       res->ranges_collapsed, res->collapse_ns / 1e9, res->ranges_verified,
 		       res->ranges_not_tried, res->ranges_retried);
 	printf("\n");
+	printf("opted out (not asked): %" PRIu64 " processes with PR_SET_THP_DISABLE, %" PRIu64
+	       " ranges in VMAs advised MADV_NOHUGEPAGE or, under THP always, not THPeligible "
+	       "(PR_SET_THP_DISABLE with EXCEPT_ADVISED)\n",
+	       fl[THPS_PROMOTE_FAIL_DISABLED], fl[THPS_PROMOTE_FAIL_OPTED_OUT]);
+	printf("left out: %" PRIu64 " ranges lazily freed (MADV_FREE%s), %" PRIu64
+	       " no longer dense at the re-check, %" PRIu64 " held back\n",
+	       res->ranges_lazy_free,
+	       res->lazy_free_by_smaps ? "; kpageflags unreadable: told by smaps LazyFree, whole "
+					 "VMAs left out"
+				       : "",
+	       res->ranges_changed, res->ranges_held_back);
 	printf("refused: %" PRIu64 " ranges by the kernel (EINVAL/EPERM: VM_NOHUGEPAGE or not "
-	       "eligible), %" PRIu64 " processes with PR_SET_THP_DISABLE (not asked), %" PRIu64
-	       " ranges without a free huge page (ENOMEM, or EAGAIN twice%s), %" PRIu64 " other\n",
-	       fl[THPS_PROMOTE_FAIL_REFUSED], fl[THPS_PROMOTE_FAIL_DISABLED],
-	       fl[THPS_PROMOTE_FAIL_NO_MEMORY], res->stopped ? ": the pass stopped" : "",
+	       "eligible), %" PRIu64 " ranges without a free huge page (ENOMEM%s), %" PRIu64
+	       " ranges busy (EAGAIN twice: a page pinned; or EBUSY), %" PRIu64 " other\n",
+	       fl[THPS_PROMOTE_FAIL_REFUSED], fl[THPS_PROMOTE_FAIL_NO_MEMORY],
+	       res->stopped ? ": the pass stopped" : "", fl[THPS_PROMOTE_FAIL_BUSY],
 	       fl[THPS_PROMOTE_FAIL_OTHER]);
+	printf("stopped for: %" PRIu64 " processes that exec()d after the finder (a new address "
+	       "space), %" PRIu64 " whose RSS grew across a collapse\n",
+	       fl[THPS_PROMOTE_FAIL_EXEC], fl[THPS_PROMOTE_FAIL_GREW]);
 	if (res->note[0])
 		printf("note: %s\n", res->note);
 	if (b->memory_current != UINT64_MAX && af->memory_current != UINT64_MAX)
@@ -221,11 +244,16 @@ static void print_text(const char *label, const struct promote_args *a,
 	printf("summary: found=%" PRIu64 " collapsed=%" PRIu64 " verified=%" PRIu64
 	       " refused=%" PRIu64 " disabled=%" PRIu64 " no_memory=%" PRIu64
 	       " memory_current_before=%" PRId64 " memory_current_after=%" PRId64
-	       " rss_anon_before=%" PRId64 " rss_anon_after=%" PRId64 "\n",
+	       " rss_anon_before=%" PRId64 " rss_anon_after=%" PRId64 " opted_out=%" PRIu64
+	       " lazy_free=%" PRIu64 " changed=%" PRIu64 " busy=%" PRIu64 " exec=%" PRIu64
+	       " grew=%" PRIu64 " held_back=%" PRIu64 "\n",
 	       res->ranges_found, res->ranges_collapsed, res->ranges_verified,
 	       fl[THPS_PROMOTE_FAIL_REFUSED], fl[THPS_PROMOTE_FAIL_DISABLED],
 	       fl[THPS_PROMOTE_FAIL_NO_MEMORY], (int64_t)b->memory_current,
-	       (int64_t)af->memory_current, (int64_t)b->rss_anon, (int64_t)af->rss_anon);
+	       (int64_t)af->memory_current, (int64_t)b->rss_anon, (int64_t)af->rss_anon,
+	       fl[THPS_PROMOTE_FAIL_OPTED_OUT], res->ranges_lazy_free, res->ranges_changed,
+	       fl[THPS_PROMOTE_FAIL_BUSY], fl[THPS_PROMOTE_FAIL_EXEC], fl[THPS_PROMOTE_FAIL_GREW],
+	       res->ranges_held_back);
 }
 
 int thps_cli_promote(int argc, char **argv)

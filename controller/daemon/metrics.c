@@ -561,8 +561,10 @@ static void promoted(struct out *o, const struct thps_metrics_input *in)
 		cgroup_value(o, "thpshrink_promote_opportunity_bytes", in->promoted[i].cgroup,
 			     in->promoted[i].opportunity_bytes);
 	family(o, "thpshrink_promote_failures_total", "counter",
-	       "Ranges the kernel did not collapse, by reason (no_memory: EAGAIN/ENOMEM, refused: "
-	       "EINVAL/EPERM, thp_disabled: processes with PR_SET_THP_DISABLE, other).");
+	       "Ranges not collapsed, by reason (no_memory: ENOMEM, refused: EINVAL/EPERM, busy: "
+	       "EAGAIN twice or EBUSY, opted_out: MADV_NOHUGEPAGE or THPeligible 0 under THP "
+	       "always; processes: thp_disabled: PR_SET_THP_DISABLE, exec: exec() after the "
+	       "finder, grew: RSS rose across a collapse; other).");
 	for (size_t i = 0; i < in->n_promote_failures; i++) {
 		put(o, "thpshrink_promote_failures_total{reason=\"");
 		put_label(o, in->promote_failures[i].name);

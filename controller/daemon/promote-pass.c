@@ -61,7 +61,7 @@ static struct crecord *record_for(struct manager *m, const char *path,
 		rec->prom.pass = m->promote_pass;
 		rec->prom.pass_found = rec->prom.pass_collapsed = rec->prom.pass_bytes = 0;
 		rec->prom.opportunity_bytes = 0;
-		rec->prom.pass_not_asked = 0;
+		rec->prom.pass_not_asked = rec->prom.pass_opted_out = 0;
 		rec->prom.note[0] = 0;
 	}
 	if (!rec->prom.ino) {
@@ -133,6 +133,7 @@ static int promote_process(struct manager *m, pid_t pid, const char *path,
 	if (res.failures[THPS_PROMOTE_FAIL_REFUSED] || res.failures[THPS_PROMOTE_FAIL_DISABLED])
 		remember_refused(m, pid, start);
 	rec->prom.pass_not_asked += res.failures[THPS_PROMOTE_FAIL_DISABLED];
+	rec->prom.pass_opted_out += res.failures[THPS_PROMOTE_FAIL_OPTED_OUT];
 	if (res.note[0] && !rec->prom.note[0])
 		snprintf(rec->prom.note, sizeof(rec->prom.note), "%.190s", res.note);
 	if (res.ranges_collapsed)
@@ -150,23 +151,28 @@ static int promote_process(struct manager *m, pid_t pid, const char *path,
 static void compose_why(const struct manager *m, struct crecord *rec)
 {
 	struct crecord_promote *p = &rec->prom;
-	char asked[96] = "";
+	char asked[96] = "", opted[96] = "";
 
 	if (p->pass_not_asked)
 		snprintf(asked, sizeof(asked),
 			 "; %" PRIu64
 			 " processes not asked (PR_SET_THP_DISABLE, or refused before)",
 			 p->pass_not_asked);
+	/* the process's own choice, said so the operator does not look for a fault */
+	if (p->pass_opted_out)
+		snprintf(opted, sizeof(opted),
+			 "; %" PRIu64 " ranges opted out (MADV_NOHUGEPAGE, or EXCEPT_ADVISED)",
+			 p->pass_opted_out);
 	if (p->observe)
 		snprintf(p->why, sizeof(p->why),
 			 "policy '%.64s' observes: %" PRIu64
-			 " dense bytes found, not promoted (mode enforce promotes)%s",
-			 p->policy, p->pass_found * m->geom.thp_size, asked);
+			 " dense bytes found, not promoted (mode enforce promotes)%s%s",
+			 p->policy, p->pass_found * m->geom.thp_size, asked, opted);
 	else
 		snprintf(p->why, sizeof(p->why),
 			 "policy '%.64s': %" PRIu64 " dense ranges found, %" PRIu64
-			 " promoted this pass (max_bytes_per_pass %" PRIu64 ")%s%s%.100s",
-			 p->policy, p->pass_found, p->pass_collapsed, p->max_bytes, asked,
+			 " promoted this pass (max_bytes_per_pass %" PRIu64 ")%s%s%s%.100s",
+			 p->policy, p->pass_found, p->pass_collapsed, p->max_bytes, asked, opted,
 			 p->note[0] ? "; " : "", p->note);
 }
 

@@ -32,6 +32,7 @@ struct crecord {
 		uint64_t pass_found, pass_collapsed, pass_bytes;
 		uint64_t opportunity_bytes; /* dense bytes still in small pages (last pass) */
 		uint64_t pass_not_asked;    /* processes: PR_SET_THP_DISABLE, refused before */
+		uint64_t pass_opted_out;    /* ranges: MADV_NOHUGEPAGE, THPeligible 0 (always) */
 		uint64_t ino;		    /* of the cgroup's directory, for the metrics */
 		bool looked;		    /* a promote policy matched it */
 		bool observe;		    /* the policy observes: found, not collapsed */

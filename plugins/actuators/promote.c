@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* promote (promote.h): per process, dense finder (dense.c) -> MADV_COLLAPSE through a pidfd,
- * in small batches so an EAGAIN/ENOMEM ends the pass promptly -> a look at each collapsed range
- * (pagemap: one PMD-mapped folio; kpageflags: a THP head). Nothing of the target's memory is
- * ever read: only its page tables' metadata. */
+/* promote (promote.h): per process, dense finder (dense.c) -> what smaps says it opted out of
+ * (promote-smaps.c) -> per range: re-check through the finder's pagemap fd, MADV_COLLAPSE
+ * through a pidfd, the address space and the RSS looked at again -> a look at each collapsed
+ * range (pagemap: one PMD-mapped folio; kpageflags: a THP head). Nothing of the target's memory
+ * is ever read: only its page tables' metadata and its /proc counters. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,11 +21,9 @@
 #include "pagemap.h"
 #include "pmadvise.h"
 #include "proc.h"
+#include "promote-smaps.h"
 #include "promote.h"
 
-/* Ranges per process_madvise call: small enough that an EAGAIN/ENOMEM stops the pass after at
- * most this many attempts, large enough that the syscall costs nothing next to a collapse. */
-#define COLLAPSE_BATCH 16u
 /* Ranges collected per process at most (1 TiB of 2 MiB ranges): bounds the address list. */
 #define MAX_RANGES (UINT64_C(1) << 19)
 
@@ -35,6 +34,10 @@ const char *thps_promote_fail_name(enum thps_promote_fail f)
 	    [THPS_PROMOTE_FAIL_REFUSED] = "refused",
 	    [THPS_PROMOTE_FAIL_DISABLED] = "thp_disabled",
 	    [THPS_PROMOTE_FAIL_OTHER] = "other",
+	    [THPS_PROMOTE_FAIL_BUSY] = "busy",
+	    [THPS_PROMOTE_FAIL_EXEC] = "exec",
+	    [THPS_PROMOTE_FAIL_GREW] = "grew",
+	    [THPS_PROMOTE_FAIL_OPTED_OUT] = "opted_out",
 	};
 
 	return (unsigned)f < THPS_PROMOTE_FAIL_MAX ? names[f] : "other";
@@ -90,14 +93,16 @@ static int collect_one(void *userdata, uint64_t addr)
 	return c->n >= c->max ? 1 : 0;
 }
 
-/* Keeps the first failure, for the operator: "process P: 0xADDR: errno text: what". */
+/* Keeps the first failure, for the operator: "process P: 0xADDR: errno text: what" (err 0:
+ * no errno text). */
 static void note_once(struct thps_promote_result *res, pid_t pid, uint64_t addr, int err,
 		      const char *what)
 {
 	if (res->note[0])
 		return;
 	snprintf(res->note, sizeof(res->note), "process %d: 0x%llx: %s%s%s", (int)pid,
-		 (unsigned long long)addr, strerror(-err), what[0] ? ": " : "", what);
+		 (unsigned long long)addr, err ? strerror(-err) : "", err && what[0] ? ": " : "",
+		 what);
 }
 
 /* Whether the range at addr is one PMD-mapped THP now: its pagemap entries are contiguous from
@@ -118,97 +123,227 @@ static bool became_thp(int pm_fd, struct thps_kpage *kp, const struct thps_geome
 	       thps_kpf_is_anon_thp_head(flags);
 }
 
-static void verify(const struct thps_ctx *ctx, const struct thps_geometry *g, pid_t pid,
+/* Looks through the finder's pagemap fd: the address space examined, not whatever the pid
+ * holds now. */
+static void verify(const struct thps_ctx *ctx, const struct thps_geometry *g, int pm_fd,
 		   const uint64_t *addrs, const int *err, size_t n, struct thps_promote_result *res)
 {
-	char path[PATH_MAX];
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ uint64_t *buf = calloc(g->subpages, sizeof(uint64_t));
 	struct thps_kpage kp;
 	bool have_kp;
 
-	if (!buf || thps_path(path, sizeof(path), ctx->proc_root, "%d/pagemap", (int)pid) < 0)
-		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!buf || pm_fd < 0)
 		return;
 	have_kp = thps_kpage_open(ctx, g->subpages, &kp) == 0;
 	for (size_t i = 0; i < n; i++)
-		if (err[i] == 0 && became_thp(fd, have_kp ? &kp : NULL, g, buf, addrs[i]))
+		if (err[i] == 0 && became_thp(pm_fd, have_kp ? &kp : NULL, g, buf, addrs[i]))
 			res->ranges_verified++;
 	if (have_kp)
 		thps_kpage_close(&kp);
 }
 
-/* Collapses addrs[0..n) of the process behind pidfd; err[i] gets each one's answer. Returns 0,
- * or -errno when the process cannot be advised at all. */
-static int collapse(int pidfd, pid_t pid, uint64_t starttime, const struct thps_geometry *g,
-		    const struct thps_promote_opts *opts, const uint64_t *addrs, int *err, size_t n,
-		    struct thps_promote_result *res)
+/* Anonymous pages of the process (statm: resident - shared), read through an fd kept open. */
+static int anon_pages(int statm_fd, uint64_t *ret)
 {
-	size_t done = 0;
+	char buf[256];
+	unsigned long long size, resident, shared;
+	ssize_t got = pread(statm_fd, buf, sizeof(buf) - 1, 0);
 
-	while (done < n) {
-		size_t k = MIN(n - done, (size_t)COLLAPSE_BATCH);
-		int r =
-		    thps_pmadvise(pidfd, MADV_COLLAPSE, addrs + done, k, g->thp_size, err + done);
+	if (got <= 0)
+		return got < 0 ? negative_errno() : -ESRCH;
+	buf[got] = 0;
+	if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3)
+		return -EIO;
+	*ret = resident > shared ? resident - shared : 0;
+	return 0;
+}
 
+/* RSS growth (pages) across one collapse that is still noise. The mm counters behind statm are
+ * per-cpu (percpu_counter, 6.2+): a read that does not sum them may miss up to the batch,
+ * max(32, 2 * CPUs) pages, on each CPU, in either direction. A collapse of present pages adds
+ * none, and a collapse that filled holes adds one page per hole. Capped at a quarter of a THP so
+ * that a range refilled from less than three quarters present always shows; on a machine large
+ * enough for the cap to bite, a false "grew" costs only that process's promotion this pass. */
+static uint64_t rss_slack(const struct thps_geometry *g)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t c = cpus > 0 ? (uint64_t)cpus : 1;
+
+	return MIN(c * MAX(UINT64_C(32), 2 * c), g->subpages / 4);
+}
+
+/* How one process's collapse stage went. */
+struct stage {
+	const struct thps_ctx *ctx;
+	const struct thps_geometry *g;
+	const struct thps_promote_opts *opts;
+	struct thps_promote_result *res;
+	struct thps_dense_finder *f;
+	int pidfd, statm_fd;
+	pid_t pid;
+	uint64_t start;
+};
+
+/* The address space went away under a re-check: exec (the same process, a new mm) or exit. */
+static void lost_mm(struct stage *st, uint64_t addr)
+{
+	uint64_t now;
+
+	if (thps_proc_starttime(st->ctx, st->pid, &now) == 0 && now == st->start) {
+		st->res->failures[THPS_PROMOTE_FAIL_EXEC]++;
+		note_once(st->res, st->pid, addr, 0,
+			  "exec() after the finder: a new address space, left alone");
+	}
+}
+
+/* Counts the kernel's answer for one range. Returns 0 to go on with the process, 1 to stop for
+ * it, 2 to end the pass. */
+static int judge(struct stage *st, uint64_t addr, int err)
+{
+	struct thps_promote_result *res = st->res;
+
+	switch (err) {
+	case 0:
+		res->ranges_collapsed++;
+		if (st->opts->collapsed)
+			st->opts->collapsed(st->opts->userdata, st->pid, st->start, addr);
+		return 0;
+	case -ENOMEM:
+		res->failures[THPS_PROMOTE_FAIL_NO_MEMORY]++;
+		res->stopped = true;
+		note_once(res, st->pid, addr, err, "no free huge page: the pass stops");
+		return 2;
+	case -EAGAIN:
+		res->failures[THPS_PROMOTE_FAIL_BUSY]++;
+		note_once(res, st->pid, addr, err,
+			  "busy twice (a page pinned, or off the LRU): this range is left");
+		return 0;
+	case -EBUSY:
+		res->failures[THPS_PROMOTE_FAIL_BUSY]++;
+		note_once(res, st->pid, addr, err,
+			  "its cgroup cannot be charged a huge page: this process is left");
+		return 1;
+	case -EINVAL:
+	case -EPERM:
+		res->failures[THPS_PROMOTE_FAIL_REFUSED]++;
+		note_once(res, st->pid, addr, err, "refused (not eligible): not asked again");
+		return 0;
+	default:
+		res->failures[THPS_PROMOTE_FAIL_OTHER]++;
+		note_once(res, st->pid, addr, err, "");
+		return 0;
+	}
+}
+
+/* One range: re-check, collapse, look again. Returns 0 to go on with the process, 1 to stop
+ * for it, 2 to end the pass, or -errno when the process cannot be advised at all. */
+static int collapse_one(struct stage *st, uint64_t addr, uint64_t *rss, int *err)
+{
+	struct thps_promote_result *res = st->res;
+	uint64_t now;
+	int r, v;
+
+	for (unsigned attempt = 0;; attempt++) {
+		r = thps_dense_recheck(st->f, addr);
+		if (r == -ESRCH) {
+			lost_mm(st, addr);
+			return 1;
+		}
 		if (r < 0) {
-			for (size_t i = done; i < n; i++)
-				err[i] = r;
-			if (r == -ESRCH) {
-				res->failures[THPS_PROMOTE_FAIL_OTHER] += n - done;
-				return 0; /* it exited meanwhile */
-			}
-			return r;
+			res->failures[THPS_PROMOTE_FAIL_OTHER]++;
+			note_once(res, st->pid, addr, r, "re-check before the collapse");
+			return 1;
 		}
-		for (size_t i = done; i < done + k; i++) {
-			/* EAGAIN is transient by the kernel's word (a page briefly off the LRU or
-			 * locked): asked once more, alone; a second EAGAIN ends the pass */
-			if (err[i] == -EAGAIN) {
-				res->ranges_retried++;
-				r = thps_pmadvise(pidfd, MADV_COLLAPSE, addrs + i, 1, g->thp_size,
-						  err + i);
-				if (r < 0)
-					err[i] = r;
-			}
-			switch (err[i]) {
-			case 0:
-				res->ranges_collapsed++;
-				if (opts->collapsed)
-					opts->collapsed(opts->userdata, pid, starttime, addrs[i]);
-				break;
-			case -EAGAIN:
-			case -ENOMEM:
-				res->failures[THPS_PROMOTE_FAIL_NO_MEMORY]++;
-				res->stopped = true;
-				note_once(res, pid, addrs[i], err[i],
-					  err[i] == -ENOMEM
-					      ? "no free huge page: the pass stops"
-					      : "busy twice, or no free huge page: the "
-						"pass stops");
-				break;
-			case -EINVAL:
-			case -EPERM:
-				res->failures[THPS_PROMOTE_FAIL_REFUSED]++;
-				note_once(
-				    res, pid, addrs[i], err[i],
-				    "refused (VM_NOHUGEPAGE, or not eligible): not asked again");
-				break;
-			default:
-				res->failures[THPS_PROMOTE_FAIL_OTHER]++;
-				note_once(res, pid, addrs[i], err[i], "");
-				break;
-			}
-		}
-		done += k;
-		if (res->stopped) {
-			for (size_t i = done; i < n; i++)
-				err[i] = -ECANCELED;
-			res->ranges_not_tried += n - done;
+		if (r == 0) {
+			res->ranges_changed++; /* freed or shared since the finder */
 			return 0;
 		}
+		/* right after the re-check: the window is one pread and a syscall entry */
+		r = thps_pmadvise(st->pidfd, MADV_COLLAPSE, &addr, 1, st->g->thp_size, err);
+		if (r < 0) {
+			*err = r;
+			if (r == -ESRCH)
+				return 1; /* it exited meanwhile */
+			return r;
+		}
+		/* EAGAIN is transient by the kernel's word (a page briefly off the LRU or
+		 * locked): re-checked and asked once more */
+		if (*err != -EAGAIN || attempt > 0)
+			break;
+		res->ranges_retried++;
 	}
+	if (thps_dense_mm_alive(st->f) == -ESRCH) {
+		lost_mm(st, addr); /* exec during the collapse: what it made is not counted */
+		*err = -ESRCH;
+		return 1;
+	}
+	v = judge(st, addr, *err);
+	if (anon_pages(st->statm_fd, &now) == 0) {
+		if (now > *rss + rss_slack(st->g)) {
+			res->failures[THPS_PROMOTE_FAIL_GREW]++;
+			note_once(res, st->pid, addr, 0,
+				  "RSS grew across a collapse: left alone for this pass");
+			return MAX(v, 1);
+		}
+		*rss = now;
+	}
+	return v;
+}
+
+/* Collapses addrs[0..n) one at a time (each re-checked right before); err[i] gets each one's
+ * answer (-ECANCELED: not asked). Returns 0, or -errno when the process cannot be advised. */
+static int collapse(struct stage *st, const uint64_t *addrs, int *err, size_t n)
+{
+	uint64_t rss;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < n; i++)
+		err[i] = -ECANCELED;
+	if (anon_pages(st->statm_fd, &rss) < 0)
+		return 0; /* gone */
+	for (i = 0; i < n; i++) {
+		if (st->opts->admit &&
+		    !st->opts->admit(st->opts->userdata, st->pid, st->start, addrs[i])) {
+			st->res->ranges_held_back++;
+			continue;
+		}
+		r = collapse_one(st, addrs[i], &rss, &err[i]);
+		if (r != 0)
+			break;
+	}
+	if (i < n)
+		st->res->ranges_not_tried += n - i - 1;
+	return r < 0 ? r : 0;
+}
+
+/* Leaves out what the process's smaps says it opted out of (or, blind to kpageflags, what is
+ * lazily freed). Returns 0, or -ESRCH when it is gone. */
+static int drop_opted_out(const struct thps_ctx *ctx, const struct thps_geometry *g, pid_t pid,
+			  bool lazy_blind, struct collect *c, struct thps_promote_result *res)
+{
+	struct thps_smaps_drops d = {};
+	bool always = thps_thp_mode_always(ctx, g) == 1;
+	int r = thps_smaps_drop_opted_out(ctx, pid, always, lazy_blind, c->addrs, &c->n, &d);
+
+	if (r == -ESRCH)
+		return r;
+	if (r < 0) {
+		/* what cannot be read cannot be shown to be allowed */
+		res->failures[THPS_PROMOTE_FAIL_OPTED_OUT] += c->n;
+		note_once(res, pid, 0, r, "smaps unreadable: opt-outs unknown, not asked");
+		c->n = 0;
+		return 0;
+	}
+	res->failures[THPS_PROMOTE_FAIL_OPTED_OUT] += d.no_huge + d.ineligible;
+	res->ranges_lazy_free += d.lazy_free;
+	res->lazy_free_by_smaps |= lazy_blind;
+	if (d.no_huge + d.ineligible && !res->note[0])
+		snprintf(res->note, sizeof(res->note),
+			 "process %d opted out of THP for %llu ranges (%llu MADV_NOHUGEPAGE, %llu "
+			 "THPeligible 0 under THP always): not asked",
+			 (int)pid, (unsigned long long)(d.no_huge + d.ineligible),
+			 (unsigned long long)d.no_huge, (unsigned long long)d.ineligible);
 	return 0;
 }
 
@@ -217,8 +352,10 @@ int thps_promote_pid(const struct thps_ctx *ctx, const struct thps_geometry *g, 
 {
 	struct thps_dense_finder f;
 	struct collect c = {};
+	struct stage st = {ctx, g, opts, res, &f, -1, -1, pid, 0};
 	_cleanup_free_ int *err = NULL;
-	_cleanup_close_ int pidfd = -1;
+	_cleanup_close_ int pidfd = -1, statm_fd = -1;
+	char path[PATH_MAX];
 	uint64_t start, t0;
 	uint64_t room = MAX_RANGES;
 	int r;
@@ -260,14 +397,21 @@ int thps_promote_pid(const struct thps_ctx *ctx, const struct thps_geometry *g, 
 	res->looked_bytes += f.looked_bytes;
 	res->pagemap_bytes += f.pagemap_bytes;
 	res->budget_hit |= f.budget_hit;
+	res->ranges_lazy_free += f.lazy_free;
 	res->method = f.scan_state ? "PAGEMAP_SCAN" : "pagemap";
-	thps_dense_done(&f);
 	if (r == -ESRCH || r == -ENODATA) {
 		r = 0; /* gone, or a kernel thread */
 		goto out;
 	}
 	if (r < 0)
 		goto out;
+	if (c.n) {
+		r = drop_opted_out(ctx, g, pid, f.lazy_free_blind, &c, res);
+		if (r < 0) {
+			r = 0; /* gone */
+			goto out;
+		}
+	}
 	res->ranges_found += c.n;
 	if (opts->dry_run || !c.n)
 		goto out;
@@ -282,12 +426,24 @@ int thps_promote_pid(const struct thps_ctx *ctx, const struct thps_geometry *g, 
 		r = pidfd == -ESRCH ? 0 : pidfd;
 		goto out;
 	}
+	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/statm", (int)pid);
+	if (r < 0)
+		goto out;
+	statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (statm_fd < 0) {
+		r = 0; /* gone */
+		goto out;
+	}
+	st.pidfd = pidfd;
+	st.statm_fd = statm_fd;
+	st.start = start;
 	t0 = now_ns();
-	r = collapse(pidfd, pid, start, g, opts, c.addrs, err, c.n, res);
+	r = collapse(&st, c.addrs, err, c.n);
 	res->collapse_ns += now_ns() - t0;
 	if (r == 0 && opts->verify)
-		verify(ctx, g, pid, c.addrs, err, c.n, res);
+		verify(ctx, g, f.pm_fd, c.addrs, err, c.n, res);
 out:
+	thps_dense_done(&f);
 	free(c.addrs);
 	return r;
 }

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* promote: collapses a process's (or a cgroup's) dense ranges into THPs through
  * process_madvise(pidfd, MADV_COLLAPSE): works whatever the sysfs THP setting says, charges the
- * target's cgroup, and costs no memory on dense ranges (dense.h). The process's own refusal is
- * final: PR_SET_THP_DISABLE (status THP_enabled: 0) is never asked, and a range the kernel
- * refuses (EINVAL: VM_NOHUGEPAGE, not eligible; EPERM) is counted, never asked again in the
- * pass. ENOMEM (no free huge page), or EAGAIN twice in a row for a range (the kernel calls it
- * transient: a page briefly off the LRU or locked), ends the pass. */
+ * target's cgroup, and adds no memory (dense.h: every page present, private, not lazily freed).
+ * Each range is confirmed again right before its own collapse, through the pagemap fd the
+ * finder opened (it pins the address space examined: after an exec it reads nothing, and the
+ * process is left alone, reason "exec"); after each collapse the process's anonymous RSS is
+ * compared with before (reason "grew" when it rose: a collapse of present pages adds none).
+ * The process's own refusal is final and never asked: PR_SET_THP_DISABLE (status
+ * THP_enabled: 0), a VMA advised MADV_NOHUGEPAGE, and, where THP mode is "always",
+ * a VMA with THPeligible 0 (PR_SET_THP_DISABLE with EXCEPT_ADVISED shows only so; under
+ * "madvise" or "never" the kernel shows it nowhere). A range the kernel refuses (EINVAL,
+ * EPERM) is counted, never asked again in the pass. EAGAIN twice (a page pinned, or briefly
+ * off the LRU) ends that range, EBUSY (the cgroup cannot be charged) that process; only
+ * ENOMEM (no free huge page on the node) ends the pass. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,13 +22,19 @@
 #include "thp.h"
 
 enum thps_promote_fail {
-	THPS_PROMOTE_FAIL_NO_MEMORY, /* EAGAIN / ENOMEM: no free huge page now */
-	THPS_PROMOTE_FAIL_REFUSED,   /* EINVAL / EPERM: the process or its VMA said no */
+	THPS_PROMOTE_FAIL_NO_MEMORY, /* ENOMEM: no free huge page now (ranges) */
+	THPS_PROMOTE_FAIL_REFUSED,   /* EINVAL / EPERM: the process or its VMA said no (ranges) */
 	THPS_PROMOTE_FAIL_DISABLED,  /* PR_SET_THP_DISABLE: a whole process, not asked */
-	THPS_PROMOTE_FAIL_OTHER,     /* anything else (the process went away, ...) */
+	THPS_PROMOTE_FAIL_OTHER,     /* anything else (the process went away, ...) (ranges) */
+	THPS_PROMOTE_FAIL_BUSY,	     /* EAGAIN twice (ranges), EBUSY (the process's work ends) */
+	THPS_PROMOTE_FAIL_EXEC,	     /* exec() after the finder: a new address space (processes) */
+	THPS_PROMOTE_FAIL_GREW,	     /* RSS rose across a collapse (processes) */
+	THPS_PROMOTE_FAIL_OPTED_OUT, /* MADV_NOHUGEPAGE, or THPeligible 0 under THP always (ranges)
+				      */
 	THPS_PROMOTE_FAIL_MAX
 };
-/* "no_memory", "refused", "thp_disabled", "other": the metric's reason label. */
+/* "no_memory", "refused", "thp_disabled", "other", "busy", "exec", "grew", "opted_out": the
+ * metric's reason label. */
 const char *thps_promote_fail_name(enum thps_promote_fail f);
 
 struct thps_promote_opts {
@@ -32,7 +45,10 @@ struct thps_promote_opts {
 	bool verify;		  /* look at each collapsed range afterwards (kpageflags) */
 	/* called for each range collapsed (optional): the daemon remembers what it promoted */
 	void (*collapsed)(void *userdata, pid_t pid, uint64_t pid_starttime, uint64_t addr);
-	void *userdata;
+	/* asked right before each range's collapse (optional, NULL: all admitted): false holds
+	 * the range back (the daemon's per-range backoff) */
+	bool (*admit)(void *userdata, pid_t pid, uint64_t starttime, uint64_t addr);
+	void *userdata; /* for collapsed and admit */
 };
 
 struct thps_promote_result {
@@ -42,8 +58,12 @@ struct thps_promote_result {
 	uint64_t ranges_verified;		  /* a THP afterwards (opts.verify) */
 	uint64_t ranges_not_tried;		  /* found, but the pass stopped first */
 	uint64_t ranges_retried;		  /* EAGAIN once: asked again, alone */
-	uint64_t failures[THPS_PROMOTE_FAIL_MAX]; /* ranges (DISABLED: processes) */
-	bool stopped;				  /* EAGAIN/ENOMEM ended the pass */
+	uint64_t ranges_held_back;		  /* opts.admit said no */
+	uint64_t ranges_changed;		  /* no longer dense at the re-check */
+	uint64_t ranges_lazy_free;		  /* left out: lazily freed (MADV_FREE) */
+	uint64_t failures[THPS_PROMOTE_FAIL_MAX]; /* see each value: ranges or processes */
+	bool stopped;				  /* ENOMEM ended the pass */
+	bool lazy_free_by_smaps;		  /* kpageflags unreadable: smaps LazyFree used */
 	bool budget_hit;			  /* the pagemap fallback stopped at its budget */
 	uint64_t looked_bytes;			  /* address space the finder covered */
 	uint64_t pagemap_bytes;			  /* pagemap it read */
@@ -66,8 +86,8 @@ int thps_promote_cgroup(const struct thps_ctx *ctx, const struct thps_geometry *
 
 /* The dense memory still in small pages (the promotion opportunity) of each process in cgroup
  * (NULL: all) or of pid alone (0: any): a finder walk, nothing collapsed; fn gets the process's
- * cgroup and its dense bytes, for each process that has some (PR_SET_THP_DISABLE ones have
- * none). Returns 0 or -errno. */
+ * cgroup and its dense bytes, for each process that has some (what opted out, as promote
+ * tells it, and what is lazily freed count as none). Returns 0 or -errno. */
 int thps_promote_dense(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		       const char *cgroup, pid_t pid,
 		       void (*fn)(void *userdata, const char *cgroup, uint64_t bytes),

@@ -12,20 +12,26 @@
 #include <unistd.h>
 
 #include "dense.h"
+#include "kpageflags.h"
 #include "macro.h"
 #include "maps.h"
 #include "pagemap.h"
 
 #define N_REGIONS 512
+/* kpageflags: set on anonymous pages backed by swap; MADV_FREE clears it (lazily freed) */
+#define KPF_SWAPBACKED 14
 
 int thps_dense_init(struct thps_dense_finder *f, const struct thps_geometry *g, bool use_scan)
 {
 	memset(f, 0, sizeof(*f));
 	f->geom = *g;
 	f->scan_state = use_scan;
+	f->pm_fd = f->kpf_fd = -1;
 	f->entries = calloc(g->subpages, sizeof(uint64_t));
+	f->again = calloc(g->subpages, sizeof(uint64_t));
+	f->flags = calloc(g->subpages, sizeof(uint64_t));
 	f->regions = calloc(N_REGIONS, sizeof(struct page_region));
-	if (!f->entries || !f->regions) {
+	if (!f->entries || !f->again || !f->flags || !f->regions) {
 		thps_dense_done(f);
 		return -ENOMEM;
 	}
@@ -36,9 +42,16 @@ int thps_dense_init(struct thps_dense_finder *f, const struct thps_geometry *g, 
 void thps_dense_done(struct thps_dense_finder *f)
 {
 	free(f->entries);
+	free(f->again);
+	free(f->flags);
 	free(f->regions);
-	f->entries = NULL;
+	f->entries = f->again = f->flags = NULL;
 	f->regions = NULL;
+	if (f->pm_fd >= 0)
+		close(f->pm_fd);
+	if (f->kpf_fd >= 0)
+		close(f->kpf_fd);
+	f->pm_fd = f->kpf_fd = -1;
 }
 
 const char *thps_dense_method(const struct thps_dense_finder *f)
@@ -68,22 +81,109 @@ uint64_t thps_dense_first_window(const struct thps_geometry *g, uint64_t start, 
 	return a;
 }
 
-/* Reads the window at a and hands it on if dense. Returns 0, 1 (stop), or -errno. */
-static int confirm(int fd, struct thps_dense_finder *f, uint64_t a, thps_dense_fn fn, void *ud)
+/* Reads the pagemap entries of the window at a into e. Returns 0, -ESRCH when the mm the fd
+ * pins is gone (a short read), or -errno. */
+static int read_window(int fd, struct thps_dense_finder *f, uint64_t a, uint64_t *e)
 {
 	const struct thps_geometry *g = &f->geom;
 	size_t len = g->subpages * sizeof(uint64_t);
-	ssize_t got = pread(fd, f->entries, len, (off_t)(a / g->page_size * sizeof(uint64_t)));
+	ssize_t got = pread(fd, e, len, (off_t)(a / g->page_size * sizeof(uint64_t)));
 
 	if (got < 0)
 		return negative_errno();
 	if ((size_t)got != len)
-		return -ESRCH; /* the mm went away under us */
+		return -ESRCH;
 	f->pagemap_bytes += len;
-	if (!thps_dense_window(f->entries, g->subpages))
+	return 0;
+}
+
+/* Whether every page of a window whose entries are e is swap-backed (not lazily freed): one
+ * kpageflags pread per run of contiguous PFNs. 1 yes (or kpageflags unreadable: the caller
+ * looks at smaps), 0 no or not known. */
+static int swap_backed(struct thps_dense_finder *f, const uint64_t *e)
+{
+	size_t n = f->geom.subpages;
+
+	if (f->kpf_fd < 0)
+		return 1;
+	for (size_t i = 0; i < n;) {
+		uint64_t pfn = thps_pm_pfn(e[i]);
+		size_t len = 1;
+
+		while (i + len < n && thps_pm_pfn(e[i + len]) == pfn + len)
+			len++;
+		/* a read error cannot confirm the pages: not dense */
+		if (pread(f->kpf_fd, f->flags, len * sizeof(uint64_t),
+			  (off_t)(pfn * sizeof(uint64_t))) != (ssize_t)(len * sizeof(uint64_t)))
+			return 0;
+		/* a tail page is judged by its head: before 6.10 kpageflags shows a tail's own
+		 * page flags, where SWAPBACKED (a folio flag) is never set; a large folio's head
+		 * is in the same aligned window unless the folio was mremap()ed unaligned */
+		for (size_t j = 0; j < len; j++)
+			if (!(f->flags[j] & (UINT64_C(1) << KPF_SWAPBACKED)) &&
+			    !(f->flags[j] & THPS_KPF(COMPOUND_TAIL)))
+				return 0;
+		i += len;
+	}
+	return 1;
+}
+
+/* 1 when the entries in e make a dense window whose pages are not lazily freed. */
+static int dense_now(struct thps_dense_finder *f, const uint64_t *e)
+{
+	if (!thps_dense_window(e, f->geom.subpages))
+		return 0;
+	if (!swap_backed(f, e)) {
+		f->lazy_free++;
+		return 0;
+	}
+	return 1;
+}
+
+/* Reads the window at a and hands it on if dense. Returns 0, 1 (stop), or -errno. */
+static int confirm(int fd, struct thps_dense_finder *f, uint64_t a, thps_dense_fn fn, void *ud)
+{
+	int r = read_window(fd, f, a, f->entries);
+
+	if (r < 0)
+		return r;
+	if (!dense_now(f, f->entries))
 		return 0;
 	f->dense++;
 	return fn(ud, a);
+}
+
+int thps_dense_recheck(struct thps_dense_finder *f, uint64_t addr)
+{
+	size_t len = f->geom.subpages * sizeof(uint64_t);
+	int r;
+
+	if (f->pm_fd < 0)
+		return -EBADF;
+	r = read_window(f->pm_fd, f, addr, f->entries);
+	if (r < 0)
+		return r;
+	if (!dense_now(f, f->entries))
+		return 0;
+	/* the kpageflags reads take up to one pread per page: read the entries once more, so
+	 * what the caller acts on is one pread old, not a window's worth of reads */
+	r = read_window(f->pm_fd, f, addr, f->again);
+	if (r < 0)
+		return r;
+	return memcmp(f->entries, f->again, len) == 0;
+}
+
+int thps_dense_mm_alive(struct thps_dense_finder *f)
+{
+	uint64_t e;
+	ssize_t got;
+
+	if (f->pm_fd < 0)
+		return -EBADF;
+	got = pread(f->pm_fd, &e, sizeof(e), 0);
+	if (got < 0)
+		return errno == ESRCH ? -ESRCH : negative_errno();
+	return got == sizeof(e) ? 0 : -ESRCH;
 }
 
 /* The candidate windows of one run [s, e) of qualifying pages. */
@@ -187,8 +287,18 @@ int thps_dense_walk(struct thps_dense_finder *f, const struct thps_ctx *ctx, pid
 	struct thps_vma vma;
 	int r;
 
-	f->looked_bytes = f->pagemap_bytes = f->ioctls = f->dense = 0;
+	f->looked_bytes = f->pagemap_bytes = f->ioctls = f->dense = f->lazy_free = 0;
 	f->budget_hit = false;
+	if (f->pm_fd >= 0)
+		close(f->pm_fd);
+	f->pm_fd = -1;
+	if (f->kpf_fd < 0 && !f->lazy_free_blind) {
+		r = thps_path(path, sizeof(path), ctx->proc_root, "kpageflags");
+		if (r < 0)
+			return r;
+		f->kpf_fd = open(path, O_RDONLY | O_CLOEXEC);
+		f->lazy_free_blind = f->kpf_fd < 0;
+	}
 	r = thps_path(path, sizeof(path), ctx->proc_root, "%d/pagemap", (int)pid);
 	if (r < 0)
 		return r;
@@ -220,9 +330,12 @@ int thps_dense_walk(struct thps_dense_finder *f, const struct thps_ctx *ctx, pid
 		if (r == -EOPNOTSUPP)
 			r = walk_vma_pagemap(fd, f, vma.start, vma.end, fn, userdata);
 		if (r > 0)
-			return 0;
+			break;
 		if (r < 0)
 			return gone(r);
 	}
-	return gone(r);
+	if (r < 0)
+		return gone(r);
+	f->pm_fd = TAKE_FD(fd);
+	return 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Dense ranges: THP-aligned, THP-sized ranges of a private anonymous VMA whose every page is
  * present, anonymous, mapped by this process alone (not the zero page, not shared with a fork)
- * and not swapped, and which are not one THP already. Collapsing such a range into a THP
- * (MADV_COLLAPSE) costs no memory: no hole is filled with zeros, no shared page copied.
+ * not swapped and not lazily freed (MADV_FREE: kpageflags SWAPBACKED clear), and which are not
+ * one THP already. Collapsing such a range into a THP (MADV_COLLAPSE) costs no memory: no hole
+ * is filled with zeros, no shared page copied, no page the kernel could drop for free pinned.
  * On 6.7+ the PAGEMAP_SCAN ioctl hands over the runs of present, non-zero-page, non-huge pages
  * (skipping empty page tables); each aligned window of a run is then confirmed by one pagemap
  * read. Elsewhere pagemap is read window by window, within a budget of address space. */
@@ -19,7 +20,14 @@ struct thps_dense_finder {
 	struct thps_geometry geom;
 	int scan_state;	   /* 1 try PAGEMAP_SCAN, 0 pagemap only */
 	uint64_t *entries; /* geom.subpages entries */
-	void *regions;	   /* PAGEMAP_SCAN output vector */
+	uint64_t *again;   /* geom.subpages entries: the re-read of a re-check */
+	uint64_t *flags;   /* geom.subpages kpageflags words */
+	/* the last walk's pagemap, kept open: it pins the mm the walk examined, so a re-check
+	 * through it reads nothing once the process exec()s or exits */
+	int pm_fd;
+	int kpf_fd;	      /* kpageflags, -1 when it cannot be read */
+	bool lazy_free_blind; /* kpageflags unreadable: callers must look at smaps LazyFree */
+	void *regions;	      /* PAGEMAP_SCAN output vector */
 	size_t n_regions;
 	/* pagemap fallback: address space looked at per walk (0: no bound); PAGEMAP_SCAN
 	 * looks only where pages are present and is not bounded */
@@ -29,6 +37,7 @@ struct thps_dense_finder {
 	uint64_t pagemap_bytes; /* pagemap read */
 	uint64_t ioctls;	/* PAGEMAP_SCAN calls */
 	uint64_t dense;		/* dense ranges handed on */
+	uint64_t lazy_free;	/* windows left out: a page lazily freed (MADV_FREE) */
 	bool budget_hit;	/* the fallback stopped at budget_bytes */
 };
 
@@ -36,7 +45,8 @@ struct thps_dense_finder {
  * or -errno to stop it with that error. */
 typedef int (*thps_dense_fn)(void *userdata, uint64_t addr);
 
-/* use_scan: try PAGEMAP_SCAN first. Returns 0 or -ENOMEM. */
+/* use_scan: try PAGEMAP_SCAN first. Returns 0 or -ENOMEM. thps_dense_done() closes what the
+ * walks opened. */
 int thps_dense_init(struct thps_dense_finder *f, const struct thps_geometry *g, bool use_scan);
 void thps_dense_done(struct thps_dense_finder *f);
 /* "PAGEMAP_SCAN" or "pagemap": what the finder used (falls back for good on ENOTTY/EINVAL). */
@@ -48,6 +58,15 @@ const char *thps_dense_method(const struct thps_dense_finder *f);
  * or fn's error. */
 int thps_dense_walk(struct thps_dense_finder *f, const struct thps_ctx *ctx, pid_t pid,
 		    thps_dense_fn fn, void *userdata);
+
+/* Whether the range at addr is still dense in the address space the last walk examined: one
+ * pagemap read, the kpageflags of its pages, and a second pagemap read that must match the
+ * first (so the answer is as fresh as one pread). Returns 1 dense, 0 not, -ESRCH when that
+ * address space is gone (the process exec()d or exited: the kept fd reads nothing), -errno. */
+int thps_dense_recheck(struct thps_dense_finder *f, uint64_t addr);
+
+/* Whether the address space the last walk examined is still the process's: 0, or -ESRCH. */
+int thps_dense_mm_alive(struct thps_dense_finder *f);
 
 /* Pure: whether n pagemap entries (n = subpages, from a THP-aligned address) make a dense
  * range: each present, exclusive, anonymous, not swapped, with a PFN; and not one whole THP.

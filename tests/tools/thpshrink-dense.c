@@ -9,9 +9,27 @@
  * It prints "ready pid=... <range> ..." and then, when told (SIGUSR1, or --promote CMD run
  * here with THPS_TARGET_PID set), looks at itself again: THP bytes and Rss of each range from
  * its own smaps, RssAnon, the data, and (--measure SECS) dependent random reads per second
- * before and after: the median of SECS*4 slices of 250 ms. Only its own memory is ever read. */
+ * before and after: the median of SECS*4 slices of 250 ms. Only its own memory is ever read.
+ * The attacks promote must resist, each in a VMA of its own:
+ *   --lazy-mb N       every page written, then given back with MADV_FREE (what jemalloc does):
+ *                     prints lazy_lazyfree (smaps LazyFree) and lazy_thp;
+ *   --nohuge-mb N     every page written, advised MADV_NOHUGEPAGE: must get no THP;
+ *   --except-advised  PR_SET_THP_DISABLE with PR_THP_DISABLE_EXCEPT_ADVISED (6.18+; exits 3
+ *                     saying "except_advised: unsupported" where the kernel refuses it);
+ *   --pin             one page of the dense range's second 2 MiB held by a pipe (vmsplice);
+ *   --flip-mb N       N MiB of 2 MiB ranges that a thread, while the promote runs, frees
+ *                     whole (MADV_DONTNEED) and re-touches one page of, or refills, in turn
+ *                     (what glibc and Go do); afterwards it counts the ranges left with one
+ *                     touched page that are resident whole (mincore): zero-filled THPs;
+ *   --exec-after-ms MS  runs the --promote command beside itself, and MS ms later exec()s
+ *                     itself as a second image that maps the dense range's addresses again
+ *                     and touches one page per 2 MiB, waits for the command, and prints that
+ *                     range's THP bytes ("exec_image: thp=...").
+ */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,8 +38,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef PR_THP_DISABLE_EXCEPT_ADVISED
+#define PR_THP_DISABLE_EXCEPT_ADVISED (1 << 1)
+#endif
 
 #define MIB   (UINT64_C(1) << 20)
 #define THP   (2 * MIB)
@@ -35,7 +59,8 @@ struct range {
 };
 
 static struct range dense = {.name = "dense"}, sparse = {.name = "sparse"}, zero = {.name = "zero"},
-		    empty = {.name = "empty"};
+		    empty = {.name = "empty"}, lazy = {.name = "lazy"}, nohuge = {.name = "nohuge"},
+		    flip = {.name = "flip"};
 static uint64_t page_size;
 static uint64_t chase_lines, chase_sum;
 static volatile sig_atomic_t go;
@@ -160,14 +185,18 @@ static double measure(double secs)
 	return n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
 }
 
-/* Rss and AnonHugePages (bytes) of the VMA that starts at r->p, from our own smaps. */
-static int smaps_of(const struct range *r, uint64_t *ret_rss, uint64_t *ret_thp)
+/* Rss, AnonHugePages and LazyFree (bytes) of the VMA that starts at r->p, from our own smaps. */
+static int smaps_of(const struct range *r, uint64_t *ret_rss, uint64_t *ret_thp, uint64_t *ret_lazy)
 {
 	FILE *f = fopen("/proc/self/smaps", "re");
 	char line[512];
 	bool in = false;
+	uint64_t lazy_free = 0;
 
 	*ret_rss = *ret_thp = 0;
+	if (!ret_lazy)
+		ret_lazy = &lazy_free;
+	*ret_lazy = 0;
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -179,6 +208,8 @@ static int smaps_of(const struct range *r, uint64_t *ret_rss, uint64_t *ret_thp)
 			*ret_rss = v * 1024;
 		else if (in && sscanf(line, "AnonHugePages: %llu kB", &v) == 1)
 			*ret_thp = v * 1024;
+		else if (in && sscanf(line, "LazyFree: %llu kB", &v) == 1)
+			*ret_lazy = v * 1024;
 	}
 	fclose(f);
 	return 0;
@@ -201,16 +232,18 @@ static uint64_t rss_anon(void)
 
 static void print_state(const char *when)
 {
-	const struct range *rs[] = {&dense, &sparse, &zero};
+	const struct range *rs[] = {&dense, &sparse, &zero, &lazy, &nohuge};
 
 	printf("%s: rss_anon=%" PRIu64, when, rss_anon());
-	for (unsigned i = 0; i < 3; i++) {
-		uint64_t rss, thp;
+	for (unsigned i = 0; i < 5; i++) {
+		uint64_t rss, thp, lazy_free;
 
 		if (!rs[i]->len)
 			continue;
-		smaps_of(rs[i], &rss, &thp);
+		smaps_of(rs[i], &rss, &thp, &lazy_free);
 		printf(" %s_rss=%" PRIu64 " %s_thp=%" PRIu64, rs[i]->name, rss, rs[i]->name, thp);
+		if (rs[i] == &lazy)
+			printf(" lazy_lazyfree=%" PRIu64, lazy_free);
 	}
 	printf("\n");
 }
@@ -219,15 +252,19 @@ static void print_state(const char *when)
  * (so they stay three VMAs). */
 static int map_ranges(void)
 {
-	uint64_t total = dense.len + sparse.len + zero.len + empty.len + 4 * THP;
-	uint8_t *base = mmap(NULL, total + THP, PROT_NONE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), *p;
-	struct range *rs[] = {&dense, &sparse, &zero, &empty};
+	struct range *rs[] = {&dense, &sparse, &zero, &empty, &lazy, &nohuge, &flip};
+	const unsigned n = sizeof(rs) / sizeof(rs[0]);
+	uint64_t total = n * THP;
+	uint8_t *base, *p;
 
+	for (unsigned i = 0; i < n; i++)
+		total += rs[i]->len;
+	base = mmap(NULL, total + THP, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+		    0);
 	if (base == MAP_FAILED)
 		return -1;
 	p = (uint8_t *)(((uintptr_t)base + THP - 1) & ~(uintptr_t)(THP - 1));
-	for (unsigned i = 0; i < 4; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		if (!rs[i]->len)
 			continue;
 		if (mprotect(p, rs[i]->len, PROT_READ | PROT_WRITE) < 0)
@@ -238,27 +275,143 @@ static int map_ranges(void)
 	return 0;
 }
 
+/* --flip-mb: range k is dense (every page written) or sparse (freed whole, one page written);
+ * the thread turns them over in turn until told to stop. */
+static volatile uint8_t *flip_dense;
+static volatile int flip_stop;
+static uint64_t flips;
+
+static void fill_range(uint8_t *p, uint64_t len, uint64_t seed)
+{
+	for (uint64_t off = 0; off < len; off += page_size)
+		*(volatile uint64_t *)(p + off) = mix(seed + off) | 1;
+}
+
+static void *flipper(void *arg)
+{
+	uint64_t n = flip.len / THP;
+
+	(void)arg;
+	for (uint64_t k = 0; !flip_stop; k = (k + 1) % n, flips++) {
+		uint8_t *r = flip.p + k * THP;
+
+		if (flip_dense[k]) {
+			madvise(r, THP, MADV_DONTNEED);
+			*(volatile uint64_t *)r = mix(k) | 1;
+			flip_dense[k] = 0;
+		} else {
+			fill_range(r, THP, k);
+			flip_dense[k] = 1;
+		}
+	}
+	return NULL;
+}
+
+/* Ranges left sparse (one page written) that are resident whole: a collapse filled them. */
+static void flip_report(void)
+{
+	uint64_t n = flip.len / THP, sparse_n = 0, filled = 0;
+	unsigned char vec[THP / 4096];
+
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t resident = 0, pages = THP / page_size;
+
+		if (flip_dense[k])
+			continue;
+		sparse_n++;
+		if (pages > sizeof(vec) || mincore(flip.p + k * THP, THP, vec) < 0)
+			continue;
+		for (uint64_t i = 0; i < pages; i++)
+			resident += vec[i] & 1;
+		filled += resident == pages;
+	}
+	printf("flip: ranges=%" PRIu64 " flips=%" PRIu64 " sparse=%" PRIu64
+	       " zero_filled=%" PRIu64 "\n",
+	       n, flips, sparse_n, filled);
+}
+
+/* The second image of --exec-after-ms: the old dense range's addresses mapped again, one page
+ * per 2 MiB touched; waits for the promote (still its child) and says what became THPs. */
+static int exec_image(const char *addr_s, const char *len_s)
+{
+	struct range r = {.name = "exec"};
+	uint64_t rss, thp;
+	void *want = (void *)(uintptr_t)strtoull(addr_s, NULL, 0);
+
+	page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	r.len = strtoull(len_s, NULL, 0);
+	r.p = mmap(want, r.len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (r.p == MAP_FAILED || r.p != want) {
+		printf("exec_image: cannot map %s again: %s\n", addr_s, strerror(errno));
+		return 1;
+	}
+	for (uint64_t off = 0; off < r.len; off += THP)
+		r.p[off] = 1;
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	smaps_of(&r, &rss, &thp, NULL);
+	printf("exec_image: rss=%" PRIu64 " thp=%" PRIu64 "\n", rss, thp);
+	return 0;
+}
+
+/* --exec-after-ms: the promote command runs beside this process, which exec()s itself MS ms
+ * later (so the finder saw this image and the collapse meets the next one). */
+static int promote_then_exec(const char *self, const char *cmd, unsigned ms)
+{
+	char addr[32], len[32];
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	pid_t child = fork();
+
+	if (child < 0)
+		return -1;
+	if (child == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	nanosleep(&ts, NULL);
+	snprintf(addr, sizeof(addr), "0x%" PRIxPTR, (uintptr_t)dense.p);
+	snprintf(len, sizeof(len), "%" PRIu64, dense.len);
+	fflush(stdout);
+	execl("/proc/self/exe", self, "--exec-image", addr, len, (char *)NULL);
+	perror("thpshrink-dense: exec");
+	return -1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: thpshrink-dense [--dense-mb N] [--sparse-mb N] [--zero-mb N] "
-			"[--empty-mb N] [--thp-disable] [--measure SECS] [--promote CMD | --wait]\n");
+			"[--empty-mb N] [--lazy-mb N] [--nohuge-mb N] [--flip-mb N] [--pin] "
+			"[--thp-disable | --except-advised] [--measure SECS] [--promote CMD "
+			"[--exec-after-ms MS] | --wait]\n"
+			"       thpshrink-dense --exec-image ADDR LEN\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t dense_mb = 512, sparse_mb = 64, zero_mb = 64, empty_mb = 0;
+	uint64_t dense_mb = 512, sparse_mb = 64, zero_mb = 64, empty_mb = 0, lazy_mb = 0;
+	uint64_t nohuge_mb = 0, flip_mb = 0;
 	double secs = 0, before = 0, after = 0, t0;
 	const char *promote = NULL;
-	bool wait_sig = false, thp_disable = false;
+	bool wait_sig = false, thp_disable = false, except_advised = false, pin = false;
+	long exec_ms = -1;
+	int pin_pipe[2] = {-1, -1};
+	pthread_t flip_thread;
 	char pid[32];
 	int rc;
 
+	if (argc == 4 && !strcmp(argv[1], "--exec-image"))
+		return exec_image(argv[2], argv[3]);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(a, "--thp-disable"))
 			thp_disable = true;
+		else if (!strcmp(a, "--except-advised"))
+			except_advised = true;
+		else if (!strcmp(a, "--pin"))
+			pin = true;
 		else if (!strcmp(a, "--wait"))
 			wait_sig = true;
 		else if (!v)
@@ -271,6 +424,14 @@ int main(int argc, char **argv)
 			empty_mb = strtoull(v, NULL, 10), i++;
 		else if (!strcmp(a, "--zero-mb"))
 			zero_mb = strtoull(v, NULL, 10), i++;
+		else if (!strcmp(a, "--lazy-mb"))
+			lazy_mb = strtoull(v, NULL, 10), i++;
+		else if (!strcmp(a, "--nohuge-mb"))
+			nohuge_mb = strtoull(v, NULL, 10), i++;
+		else if (!strcmp(a, "--flip-mb"))
+			flip_mb = strtoull(v, NULL, 10), i++;
+		else if (!strcmp(a, "--exec-after-ms"))
+			exec_ms = strtol(v, NULL, 10), i++;
 		else if (!strcmp(a, "--measure"))
 			secs = strtod(v, NULL), i++;
 		else if (!strcmp(a, "--promote"))
@@ -279,21 +440,63 @@ int main(int argc, char **argv)
 			usage();
 	}
 	if (!dense_mb || dense_mb % 2 || sparse_mb % 2 || zero_mb % 2 || dense_mb > 65536 ||
-	    sparse_mb > 65536 || zero_mb > 65536 || empty_mb > (UINT64_C(1) << 24))
+	    sparse_mb > 65536 || zero_mb > 65536 || empty_mb > (UINT64_C(1) << 24) ||
+	    lazy_mb % 2 || lazy_mb > 65536 || nohuge_mb % 2 || nohuge_mb > 65536 || flip_mb % 2 ||
+	    flip_mb > 65536 || (exec_ms >= 0 && !promote) || exec_ms > 600000 ||
+	    (pin && dense_mb < 4))
 		usage();
 	page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	dense.len = dense_mb * MIB;
 	sparse.len = sparse_mb * MIB;
 	zero.len = zero_mb * MIB;
 	empty.len = empty_mb * MIB;
+	lazy.len = lazy_mb * MIB;
+	nohuge.len = nohuge_mb * MIB;
+	flip.len = flip_mb * MIB;
 	signal(SIGUSR1, on_usr1);
 	if (thp_disable && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0) {
 		perror("PR_SET_THP_DISABLE");
 		return 1;
 	}
+	if (except_advised &&
+	    prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) < 0) {
+		printf("except_advised: unsupported (%s)\n", strerror(errno));
+		return 3;
+	}
 	if (map_ranges() < 0 || fill_dense() < 0) {
 		perror("thpshrink-dense: mmap");
 		return 1;
+	}
+	if (lazy.len) {
+		fill_range(lazy.p, lazy.len, 7);
+		if (madvise(lazy.p, lazy.len, MADV_FREE) < 0) {
+			perror("thpshrink-dense: MADV_FREE");
+			return 1;
+		}
+	}
+	if (nohuge.len) {
+		if (madvise(nohuge.p, nohuge.len, MADV_NOHUGEPAGE) < 0) {
+			perror("thpshrink-dense: MADV_NOHUGEPAGE");
+			return 1;
+		}
+		fill_range(nohuge.p, nohuge.len, 11);
+	}
+	if (flip.len) {
+		flip_dense = calloc(flip.len / THP, 1);
+		if (!flip_dense)
+			return 1;
+		for (uint64_t k = 0; k < flip.len / THP; k++) {
+			fill_range(flip.p + k * THP, THP, k);
+			flip_dense[k] = 1;
+		}
+	}
+	if (pin) {
+		struct iovec iov = {dense.p + THP, page_size};
+
+		if (pipe(pin_pipe) < 0 || vmsplice(pin_pipe[1], &iov, 1, 0) != (ssize_t)page_size) {
+			perror("thpshrink-dense: vmsplice");
+			return 1;
+		}
 	}
 	for (uint64_t off = 0; off < sparse.len; off += page_size)
 		if ((off / page_size) % 8 == 0) {
@@ -319,6 +522,14 @@ int main(int argc, char **argv)
 		printf("before: reads_per_s=%.0f\n", before);
 		fflush(stdout);
 	}
+	if (flip.len && pthread_create(&flip_thread, NULL, flipper, NULL) != 0)
+		return 1;
+	if (promote && exec_ms >= 0) {
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		setenv("THPS_TARGET_PID", pid, 1);
+		promote_then_exec(argv[0], promote, (unsigned)exec_ms);
+		return 1;
+	}
 	if (promote) {
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		setenv("THPS_TARGET_PID", pid, 1);
@@ -331,12 +542,21 @@ int main(int argc, char **argv)
 		while (!go)
 			pause();
 	}
+	if (flip.len) {
+		flip_stop = 1;
+		pthread_join(flip_thread, NULL);
+		flip_report();
+	}
 	print_state("after");
 	if (secs > 0) {
 		after = measure(secs);
 		printf("after: reads_per_s=%.0f speedup=%.3f\n", after, before > 0 ? after / before : 0);
 	}
 	printf("data: %s\n", verify_dense() && verify_sparse() ? "verified" : "CORRUPT");
+	if (pin_pipe[0] >= 0) {
+		close(pin_pipe[0]);
+		close(pin_pipe[1]);
+	}
 	printf("chase: %" PRIu64 "\n", chase_sum & 1);
 	return 0;
 }

@@ -654,8 +654,12 @@ END_TEST
 /* The promote step on a fake /proc: process 4242 in /work with one dense 2 MiB range (pagemap
  * a regular file: the pagemap finder). An observing promote policy finds it, collapses nothing,
  * and says so in status.json; PR_SET_THP_DISABLE makes the process not asked at all. */
+/* VmFlags of the fake process's VMA beyond the usual ones (" nh": MADV_NOHUGEPAGE). */
+static const char *fake_vmflags = "";
+
 static void fake_dense_process(const char *thp_enabled)
 {
+	char smaps[256];
 	char path[PATH_MAX], status[64];
 	uint64_t e[512];
 	FILE *f;
@@ -666,6 +670,12 @@ static void fake_dense_process(const char *thp_enabled)
 	snprintf(status, sizeof(status), "Name:\tw\nTHP_enabled:\t%s\n", thp_enabled);
 	put("proc/4242/status", status);
 	put("proc/4242/maps", "40000000-40200000 rw-p 00000000 00:00 0 \n");
+	/* promote reads smaps for a process with dense ranges (opt-outs, LazyFree) */
+	snprintf(smaps, sizeof(smaps),
+		 "40000000-40200000 rw-p 00000000 00:00 0 \nLazyFree: 0 kB\n"
+		 "THPeligible: 1\nVmFlags: rd wr mr mw me ac%s\n",
+		 fake_vmflags);
+	put("proc/4242/smaps", smaps);
 	for (unsigned i = 0; i < 512; i++)
 		e[i] = (UINT64_C(1) << 63) | (UINT64_C(1) << 56) | (5000 + 3 * i);
 	path_of(path, sizeof(path), "proc/4242/pagemap");
@@ -742,6 +752,29 @@ START_TEST(test_promote_thp_disabled_not_asked)
 }
 END_TEST
 
+START_TEST(test_promote_nohugepage_opted_out)
+{
+	const char *none[] = { NULL };
+	const struct crecord *rec;
+
+	fake_vmflags = " nh";
+	fake_cgroup("work");
+	fake_dense_process("1");
+	fake_vmflags = "";
+	load_promote_policy("enforce");
+	set_scan(none);
+	pass_decide(m, 1000);
+	rec = records_find(&m->recs, "/work");
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_uint_eq(rec->prom.pass_found, 0);
+	ck_assert_uint_eq(rec->prom.pass_collapsed, 0);
+	ck_assert_uint_eq(rec->prom.pass_opted_out, 1);
+	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_OPTED_OUT], 1);
+	ck_assert_msg(strstr(rec->prom.why, "1 ranges opted out (MADV_NOHUGEPAGE"), "why: %s",
+		      rec->prom.why);
+}
+END_TEST
+
 static Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -760,6 +793,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_kubelet_tree_qos_policies);
 	tcase_add_test(tc, test_promote_observe_finds_only);
 	tcase_add_test(tc, test_promote_thp_disabled_not_asked);
+	tcase_add_test(tc, test_promote_nohugepage_opted_out);
 	suite_add_tcase(s, tc);
 	return s;
 }
