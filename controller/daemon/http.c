@@ -337,10 +337,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	/* Headers are complete: the answer now has its own, longer deadline. */
 	set_answering(s, c, true);
 	/* Before anything else, even the method: a client without the token learns nothing. */
-	if (s->token &&
-	    !http_bearer_matches(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-							     MHD_HTTP_HEADER_AUTHORIZATION),
-				 s->token, s->token_len)) {
+	if (s->token && !http_bearer_matches(MHD_lookup_connection_value(
+						 c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+					     s->token, s->token_len)) {
 		static const char m[] = "Unauthorized: a bearer token is required\n";
 		return reply(c, MHD_HTTP_UNAUTHORIZED, plain, m, sizeof(m) - 1,
 			     MHD_RESPMEM_PERSISTENT);
@@ -484,8 +483,8 @@ int http_server_start_with(const char *addr, int listen_fd, const struct http_se
 	o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, s};
 	o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, HTTP_CONNECTION_LIMIT, NULL};
 	o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, HTTP_TIMEOUT_SEC, NULL};
-	o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_MEMORY_LIMIT,
-					 NULL};
+	o[n++] =
+	    (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_MEMORY_LIMIT, NULL};
 	if (listen_fd >= 0)
 		o[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL};
 	else
@@ -499,8 +498,8 @@ int http_server_start_with(const char *addr, int listen_fd, const struct http_se
 	}
 	o[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	errno = 0;
-	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_ARRAY, o,
-				  MHD_OPTION_END);
+	s->mhd =
+	    MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_ARRAY, o, MHD_OPTION_END);
 	if (!s->mhd) {
 		/* MHD says nothing about which: with TLS, a certificate http_tls_check() passed
 		 * that MHD still refused is the likelier cause when errno is not set. */

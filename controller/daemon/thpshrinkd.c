@@ -274,16 +274,19 @@ static int load_metrics_security(const struct manager_options *o, struct http_se
 		}
 		r = http_tls_check(sec->cert_pem, sec->key_pem, sec->key_len);
 		if (r == -EBADMSG)
-			return log_error_errno(r, "--metrics-tls-cert '%s': no PEM X.509 certificate "
-						  "GnuTLS can read",
+			return log_error_errno(r,
+					       "--metrics-tls-cert '%s': no PEM X.509 certificate "
+					       "GnuTLS can read",
 					       o->metrics_tls_cert);
 		if (r == -ENOKEY)
-			return log_error_errno(r, "--metrics-tls-key '%s': no unencrypted PEM private "
-						  "key GnuTLS can read",
+			return log_error_errno(r,
+					       "--metrics-tls-key '%s': no unencrypted PEM private "
+					       "key GnuTLS can read",
 					       o->metrics_tls_key);
 		if (r == -EKEYREJECTED)
-			return log_error_errno(r, "--metrics-tls-key '%s' is not the key of the "
-						  "certificate in '%s'",
+			return log_error_errno(r,
+					       "--metrics-tls-key '%s' is not the key of the "
+					       "certificate in '%s'",
 					       o->metrics_tls_key, o->metrics_tls_cert);
 		if (r < 0)
 			return log_error_errno(r, "Failed to check the TLS certificate: %m");
@@ -300,8 +303,9 @@ static int load_metrics_security(const struct manager_options *o, struct http_se
 		r = http_token_parse(tok, len, &sec->token, &tlen);
 		explicit_bzero(tok, len);
 		if (r < 0)
-			return log_error_errno(r, "--metrics-token-file '%s': expected one token of 1 "
-						  "to %d printable characters without spaces",
+			return log_error_errno(r,
+					       "--metrics-token-file '%s': expected one token of 1 "
+					       "to %d printable characters without spaces",
 					       o->metrics_token_file, HTTP_TOKEN_MAX);
 		sec->token_len = tlen;
 	}
