@@ -309,7 +309,9 @@ static int load_metrics_security(const struct manager_options *o, struct http_se
 					       o->metrics_token_file, HTTP_TOKEN_MAX);
 		sec->token_len = tlen;
 	}
-	if ((sec->cert_pem || sec->token) && (!o->listen || !strcmp(o->listen, "none"))) {
+	/* A socket systemd passes (LISTEN_FDS) is served whatever --listen says. */
+	if ((sec->cert_pem || sec->token) && (!o->listen || !strcmp(o->listen, "none")) &&
+	    !getenv("LISTEN_FDS")) {
 		log_error("--metrics-tls-* and --metrics-token-file protect an endpoint, but "
 			  "--listen is none");
 		return -EINVAL;
