@@ -11,9 +11,9 @@
 set -eu
 what=${1:-build}
 BUILD="build-essential autoconf automake libtool pkg-config libcgroup-dev libjson-c-dev
-       libmnl-dev libsystemd-dev libmicrohttpd-dev check scdoc"
+       libmnl-dev libsystemd-dev libmicrohttpd-dev libgnutls28-dev check scdoc"
 TEST="python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
-      prometheus crun redis-server redis-tools clang libclang-rt-14-dev clang-format valgrind curl
+      prometheus openssl crun redis-server redis-tools clang libclang-rt-14-dev clang-format valgrind curl
       ca-certificates procps iproute2 kmod file debhelper lintian mmdebstrap mandoc podman
       catatonit memcached golang-go default-jdk-headless nodejs gnuplot-nox"
 case "$what" in

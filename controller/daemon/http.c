@@ -5,7 +5,9 @@
  * address. When a count is over its limit, the newcomer is served and the oldest connection that
  * is not being answered is cut: a local user can bind any 127.x.y.z, so limits that refuse the
  * newcomer would let anyone who keeps reconnecting starve Prometheus. Only GET/HEAD of / and
- * /metrics exist; every scrape shares one reference-counted copy of the pass's text. */
+ * /metrics exist; every scrape shares one reference-counted copy of the pass's text. When the
+ * operator asks for it, connections are TLS 1.2+ (GnuTLS inside libmicrohttpd) and every
+ * request must carry the bearer token, or gets 401 and nothing else. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -23,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http-secure.h"
 #include "http.h"
 #include "log.h"
 #include "macro.h"
@@ -39,6 +42,8 @@
 #define HTTP_ANSWER_DEADLINE_MS 10000
 #define HTTP_REAPER_PERIOD_MS	250
 #define HTTP_SLOTS		(HTTP_CONNECTION_LIMIT + 8)
+/* TLS 1.2 and 1.3 only, GnuTLS' default ciphers for those. */
+#define HTTP_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 struct http_conn {
 	int fd;
@@ -67,7 +72,16 @@ struct http_server {
 	pthread_t reaper;
 	pthread_cond_t wake;
 	bool reaper_running, stopping;
+	const char *token; /* the bearer token every request must carry, or NULL */
+	size_t token_len;
 };
+
+static const struct http_security *default_security;
+
+void http_set_security(const struct http_security *sec)
+{
+	default_security = sec;
+}
 
 static void text_unref(void *p)
 {
@@ -302,6 +316,9 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"thpshrinkd\"");
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -319,6 +336,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 	/* Headers are complete: the answer now has its own, longer deadline. */
 	set_answering(s, c, true);
+	/* Before anything else, even the method: a client without the token learns nothing. */
+	if (s->token && !http_bearer_matches(MHD_lookup_connection_value(
+						 c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+					     s->token, s->token_len)) {
+		static const char m[] = "Unauthorized: a bearer token is required\n";
+		return reply(c, MHD_HTTP_UNAUTHORIZED, plain, m, sizeof(m) - 1,
+			     MHD_RESPMEM_PERSISTENT);
+	}
 	/* Headers are complete on the first call: answer right away, never reading a body. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
 		static const char m[] = "Method Not Allowed: only GET and HEAD\n";
@@ -403,12 +428,23 @@ static int bind_unix(const char *path)
 
 int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 {
+	return http_server_start_with(addr, listen_fd, default_security, ret);
+}
+
+int http_server_start_with(const char *addr, int listen_fd, const struct http_security *sec,
+			   struct http_server **ret)
+{
 	struct sockaddr_storage ss;
 	unsigned sslen = 0;
 	struct http_server *s;
 	const union MHD_DaemonInfo *info;
+	struct MHD_OptionItem o[16];
+	size_t n = 0;
 	int r, unix_fd = -1;
+	bool tls = sec && sec->cert_pem;
 
+	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+		return -EKEYREJECTED;
 	if (listen_fd < 0 && addr && !strncmp(addr, "unix:", 5)) {
 		unix_fd = bind_unix(addr + 5);
 		if (unix_fd < 0)
@@ -430,33 +466,44 @@ int http_server_start(const char *addr, int listen_fd, struct http_server **ret)
 		free(s);
 		return -ENOMEM;
 	}
+	if (sec && sec->token) {
+		s->token = sec->token;
+		s->token_len = sec->token_len;
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
 
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_POLL;
 	if (listen_fd < 0 && ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	errno = 0;
 	/* No MHD_OPTION_PER_IP_CONNECTION_LIMIT: MHD would refuse the newcomer; enforce_limits()
 	 * cuts the oldest instead. */
+	o[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
+	o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify, s};
+	o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, s};
+	o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, HTTP_CONNECTION_LIMIT, NULL};
+	o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, HTTP_TIMEOUT_SEC, NULL};
+	o[n++] =
+	    (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_MEMORY_LIMIT, NULL};
 	if (listen_fd >= 0)
-		s->mhd = MHD_start_daemon(
-		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		    MHD_OPTION_NOTIFY_CONNECTION, notify, s, MHD_OPTION_NOTIFY_COMPLETED, completed,
-		    s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd, MHD_OPTION_CONNECTION_LIMIT,
-		    (unsigned)HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-		    (unsigned)HTTP_TIMEOUT_SEC, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		    (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_END);
+		o[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL};
 	else
-		s->mhd = MHD_start_daemon(
-		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		    MHD_OPTION_NOTIFY_CONNECTION, notify, s, MHD_OPTION_NOTIFY_COMPLETED, completed,
-		    s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-		    (unsigned)HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-		    (unsigned)HTTP_TIMEOUT_SEC, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		    (size_t)HTTP_MEMORY_LIMIT, MHD_OPTION_END);
+		o[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
+	if (tls) {
+		flags |= MHD_USE_TLS;
+		o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, sec->cert_pem};
+		o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, sec->key_pem};
+		o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0,
+						 (void *)HTTP_TLS_PRIORITIES};
+	}
+	o[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+	errno = 0;
+	s->mhd =
+	    MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_ARRAY, o, MHD_OPTION_END);
 	if (!s->mhd) {
-		r = errno > 0 ? -errno : -EADDRNOTAVAIL;
+		/* MHD says nothing about which: with TLS, a certificate http_tls_check() passed
+		 * that MHD still refused is the likelier cause when errno is not set. */
+		r = errno > 0 ? -errno : tls ? -EKEYREJECTED : -EADDRNOTAVAIL;
 		goto fail;
 	}
 	r = -pthread_create(&s->reaper, NULL, reaper, s);

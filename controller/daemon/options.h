@@ -8,8 +8,10 @@
 
 struct manager_options {
 	const char *policy_dir;
-	const char *listen;    /* "ADDR:PORT" or "none" */
-	const char *textfile;  /* NULL = off */
+	const char *listen;   /* "ADDR:PORT" or "none" */
+	const char *textfile; /* NULL = off */
+	/* /metrics over TLS (both or neither) and with a bearer token: files read at start */
+	const char *metrics_tls_cert, *metrics_tls_key, *metrics_token_file;
 	const char *state_dir; /* status.json goes here */
 	const char *registrations_dir;
 	const char *cgroup; /* only this subtree (relative to the mount); NULL = all */

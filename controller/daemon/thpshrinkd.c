@@ -11,6 +11,8 @@
 
 #include "context.h"
 #include "fileio.h"
+#include "http-secure.h"
+#include "http.h"
 #include "log.h"
 #include "manager.h"
 
@@ -30,6 +32,11 @@ static void help(void)
 	    "  --listen ADDR:PORT|unix:PATH|none\n"
 	    "                             /metrics endpoint (default 127.0.0.1:9477); unix:PATH\n"
 	    "                             serves it on a Unix socket that only root can reach\n"
+	    "  --metrics-tls-cert FILE    serve /metrics over TLS 1.2+ with this PEM certificate\n"
+	    "  --metrics-tls-key FILE     and this PEM key (0600 or stricter, owned by root)\n"
+	    "  --metrics-token-file FILE  require 'Authorization: Bearer <token>' with the token\n"
+	    "                             in FILE (0600 or stricter); both files are read at\n"
+	    "                             start: a new one takes a restart\n"
 	    "  --metrics-max-cgroups N    per-cgroup series for at most the N cgroups with the\n"
 	    "                             most waste (default 500); the rest are counted\n"
 	    "  --textfile PATH.prom       also write the metrics there each pass (atomically)\n"
@@ -69,7 +76,10 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 		O_SCANCPU,
 		O_MAXCG,
 		O_REFRESH,
-		O_EXACT
+		O_EXACT,
+		O_TLSCERT,
+		O_TLSKEY,
+		O_TOKEN
 	};
 	static const struct option opts[] = {
 	    {"policy-dir", required_argument, NULL, O_POLICY},
@@ -80,6 +90,9 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 	    {"max-thps-per-sec", required_argument, NULL, O_MAXTHPS},
 	    {"scan-cpu", required_argument, NULL, O_SCANCPU},
 	    {"metrics-max-cgroups", required_argument, NULL, O_MAXCG},
+	    {"metrics-tls-cert", required_argument, NULL, O_TLSCERT},
+	    {"metrics-tls-key", required_argument, NULL, O_TLSKEY},
+	    {"metrics-token-file", required_argument, NULL, O_TOKEN},
 	    {"refresh-cpu", required_argument, NULL, O_REFRESH},
 	    {"exact-scan", no_argument, NULL, O_EXACT},
 	    {"state-dir", required_argument, NULL, O_STATE},
@@ -100,6 +113,15 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 			break;
 		case O_LISTEN:
 			o->listen = optarg;
+			break;
+		case O_TLSCERT:
+			o->metrics_tls_cert = optarg;
+			break;
+		case O_TLSKEY:
+			o->metrics_tls_key = optarg;
+			break;
+		case O_TOKEN:
+			o->metrics_token_file = optarg;
 			break;
 		case O_TEXTFILE: {
 			size_t l = strlen(optarg);
@@ -204,6 +226,107 @@ static int parse_args(int argc, char **argv, struct manager_options *o)
 	return 1;
 }
 
+static const char *secret_error(int r)
+{
+	switch (r) {
+	case -EPERM:
+		return "must be owned by root and, as a secret, give group and others no access "
+		       "(chmod 0600; a Kubernetes Secret: defaultMode 0400)";
+	case -EFBIG:
+		return "larger than 64 KiB";
+	case -EINVAL:
+		return "not a regular file";
+	default:
+		return NULL;
+	}
+}
+
+/* Reads what protects /metrics, as the options ask. Any file that does not do its job stops
+ * the start: the operator asked for protection and would otherwise get none. Returns 0 or
+ * -errno, logged here. */
+static int load_metrics_security(const struct manager_options *o, struct http_security *sec)
+{
+	_cleanup_free_ char *tok = NULL;
+	size_t len = 0, tlen;
+	const char *why;
+	int r;
+
+	if (!!o->metrics_tls_cert != !!o->metrics_tls_key) {
+		log_error("--metrics-tls-cert and --metrics-tls-key go together: TLS needs both");
+		return -EINVAL;
+	}
+	if (o->metrics_tls_cert) {
+		r = http_secret_read(o->metrics_tls_cert, true, &sec->cert_pem, &len);
+		if (r < 0) {
+			why = secret_error(r);
+			return why ? log_error_errno(r, "--metrics-tls-cert '%s': %s",
+						     o->metrics_tls_cert, why)
+				   : log_error_errno(r, "--metrics-tls-cert '%s': %m",
+						     o->metrics_tls_cert);
+		}
+		r = http_secret_read(o->metrics_tls_key, false, &sec->key_pem, &sec->key_len);
+		if (r < 0) {
+			why = secret_error(r);
+			return why ? log_error_errno(r, "--metrics-tls-key '%s': %s",
+						     o->metrics_tls_key, why)
+				   : log_error_errno(r, "--metrics-tls-key '%s': %m",
+						     o->metrics_tls_key);
+		}
+		r = http_tls_check(sec->cert_pem, sec->key_pem, sec->key_len);
+		if (r == -EBADMSG)
+			return log_error_errno(r,
+					       "--metrics-tls-cert '%s': no PEM X.509 certificate "
+					       "GnuTLS can read",
+					       o->metrics_tls_cert);
+		if (r == -ENOKEY)
+			return log_error_errno(r,
+					       "--metrics-tls-key '%s': no unencrypted PEM private "
+					       "key GnuTLS can read",
+					       o->metrics_tls_key);
+		if (r == -EKEYREJECTED)
+			return log_error_errno(r,
+					       "--metrics-tls-key '%s' is not the key of the "
+					       "certificate in '%s'",
+					       o->metrics_tls_key, o->metrics_tls_cert);
+		if (r < 0)
+			return log_error_errno(r, "Failed to check the TLS certificate: %m");
+	}
+	if (o->metrics_token_file) {
+		r = http_secret_read(o->metrics_token_file, false, &tok, &len);
+		if (r < 0) {
+			why = secret_error(r);
+			return why ? log_error_errno(r, "--metrics-token-file '%s': %s",
+						     o->metrics_token_file, why)
+				   : log_error_errno(r, "--metrics-token-file '%s': %m",
+						     o->metrics_token_file);
+		}
+		r = http_token_parse(tok, len, &sec->token, &tlen);
+		explicit_bzero(tok, len);
+		if (r < 0)
+			return log_error_errno(r,
+					       "--metrics-token-file '%s': expected one token of 1 "
+					       "to %d printable characters without spaces",
+					       o->metrics_token_file, HTTP_TOKEN_MAX);
+		sec->token_len = tlen;
+	}
+	/* A socket systemd passes (LISTEN_FDS) is served whatever --listen says. */
+	if ((sec->cert_pem || sec->token) && (!o->listen || !strcmp(o->listen, "none")) &&
+	    !getenv("LISTEN_FDS")) {
+		log_error("--metrics-tls-* and --metrics-token-file protect an endpoint, but "
+			  "--listen is none");
+		return -EINVAL;
+	}
+	if (sec->token && !sec->cert_pem && o->listen && strncmp(o->listen, "127.", 4) &&
+	    strncmp(o->listen, "[::1]", 5) && strncmp(o->listen, "unix:", 5))
+		log_warning("--metrics-token-file without TLS on '%s': the token crosses the "
+			    "network in clear; add --metrics-tls-cert/--metrics-tls-key",
+			    o->listen);
+	if (sec->cert_pem || sec->token)
+		log_info("Metrics endpoint: %s, %s", sec->cert_pem ? "TLS 1.2+" : "plain HTTP",
+			 sec->token ? "bearer token required (read at start)" : "no token");
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	struct manager_options o = {
@@ -214,6 +337,7 @@ static int run(int argc, char **argv)
 	    .interval_usec = 60 * 1000000ULL,
 	};
 	struct manager *m = NULL;
+	struct http_security sec = {0};
 	struct thps_ctx ctx;
 	sigset_t mask;
 	int r;
@@ -222,6 +346,12 @@ static int run(int argc, char **argv)
 	if (r <= 0)
 		return r < 0 ? 2 : 0;
 	thps_ctx_init(&ctx);
+	r = load_metrics_security(&o, &sec);
+	if (r < 0) {
+		http_security_clear(&sec);
+		return 1;
+	}
+	http_set_security(&sec);
 
 	/* Blocked before any thread exists, so sd-event's signalfd sees them all. */
 	sigemptyset(&mask);
@@ -239,6 +369,7 @@ static int run(int argc, char **argv)
 			r = manager_run(m);
 	}
 	manager_free(m);
+	http_security_clear(&sec);
 	return r < 0 ? 1 : 0;
 }
 

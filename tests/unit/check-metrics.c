@@ -12,6 +12,7 @@
 
 #include "fileio.h"
 #include "macro.h"
+#include "http-secure.h"
 #include "http.h"
 #include "metrics.h"
 #include "procev.h"
@@ -20,7 +21,11 @@
 #include "thp.h"
 #include "test-main.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void fill_scan(struct thps_scan *s, bool with_gone)
 {
@@ -403,6 +408,134 @@ START_TEST(test_parse_listen)
 }
 END_TEST
 
+START_TEST(test_bearer_matches)
+{
+	static const char tok[] = "abc123";
+
+	ck_assert(http_bearer_matches("Bearer abc123", tok, 6));
+	ck_assert(http_bearer_matches("bearer  abc123", tok, 6)); /* the scheme is case-blind */
+	ck_assert(!http_bearer_matches(NULL, tok, 6));
+	ck_assert(!http_bearer_matches("", tok, 6));
+	ck_assert(!http_bearer_matches("Bearer ", tok, 6));
+	ck_assert(!http_bearer_matches("Bearer abc12", tok, 6));
+	ck_assert(!http_bearer_matches("Bearer abc1234", tok, 6));
+	ck_assert(!http_bearer_matches("Bearer abc124", tok, 6));
+	ck_assert(!http_bearer_matches("Basic abc123", tok, 6));
+	ck_assert(!http_bearer_matches("abc123", tok, 6));
+	ck_assert(!http_bearer_matches("Bearerabc123", tok, 6));
+}
+END_TEST
+
+START_TEST(test_token_parse)
+{
+	char *t = NULL;
+	size_t len = 0;
+	char big[HTTP_TOKEN_MAX + 2];
+
+	ck_assert_int_eq(http_token_parse(" \tsecret-1\r\n", 12, &t, &len), 0);
+	ck_assert_str_eq(t, "secret-1");
+	ck_assert_uint_eq(len, 8);
+	free(t);
+	t = NULL;
+	ck_assert_int_eq(http_token_parse("\n\n", 2, &t, &len), -EINVAL);
+	ck_assert_int_eq(http_token_parse("two words", 9, &t, &len), -EINVAL);
+	ck_assert_int_eq(http_token_parse("nul\0x", 5, &t, &len), -EINVAL);
+	ck_assert_int_eq(http_token_parse("caf\xc3\xa9", 5, &t, &len), -EINVAL);
+	memset(big, 'a', sizeof(big));
+	ck_assert_int_eq(http_token_parse(big, HTTP_TOKEN_MAX + 1, &t, &len), -EINVAL);
+	ck_assert_int_eq(http_token_parse(big, HTTP_TOKEN_MAX, &t, &len), 0);
+	ck_assert_uint_eq(len, HTTP_TOKEN_MAX);
+	free(t);
+}
+END_TEST
+
+START_TEST(test_secret_read)
+{
+	char dir[] = "/tmp/thps-secret.XXXXXX", path[64];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/token", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("tok\n", f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	ck_assert_int_eq(http_secret_read(path, false, &buf, &len), -EPERM);
+	ck_assert_int_eq(chmod(path, 0604), 0);
+	ck_assert_int_eq(http_secret_read(path, false, &buf, &len), -EPERM);
+	ck_assert_int_eq(http_secret_read(path, true, &buf, &len), 0); /* a certificate may be */
+	free(buf);
+	buf = NULL;
+	ck_assert_int_eq(chmod(path, 0400), 0);
+	ck_assert_int_eq(http_secret_read(path, false, &buf, &len), 0);
+	ck_assert_uint_eq(len, 4);
+	ck_assert_int_eq(memcmp(buf, "tok\n", 4), 0);
+	free(buf);
+	ck_assert_int_eq(http_secret_read(dir, true, &buf, &len), -EINVAL);
+	snprintf(path, sizeof(path), "%s/none", dir);
+	ck_assert_int_eq(http_secret_read(path, true, &buf, &len), -ENOENT);
+	snprintf(path, sizeof(path), "%s/token", dir);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* One request over loopback; returns the status code, or -1. */
+static int http_status(unsigned port, const char *auth, char *body, size_t bodysz)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	char req[256], resp[4096];
+	size_t got = 0;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), code = -1;
+	const char *b;
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		goto out;
+	snprintf(req, sizeof(req), "GET /metrics HTTP/1.1\r\nHost: x\r\n%s%s%sConnection: close\r\n\r\n",
+		 auth ? "Authorization: " : "", auth ? auth : "", auth ? "\r\n" : "");
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		goto out;
+	while (got < sizeof(resp) - 1 && (n = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
+		got += n;
+	resp[got] = '\0';
+	if (sscanf(resp, "HTTP/1.%*d %d", &code) != 1)
+		code = -1;
+	b = strstr(resp, "\r\n\r\n");
+	snprintf(body, bodysz, "%s", b ? b + 4 : "");
+out:
+	if (fd >= 0)
+		close(fd);
+	return code;
+}
+
+START_TEST(test_http_token)
+{
+	static const char text[] = "thpshrink_cgroup_thps{cgroup=\"/t\"} 1\n";
+	char tok[] = "s3cret";
+	struct http_security sec = {.token = tok, .token_len = 6};
+	struct http_server *s = NULL;
+	char body[1024];
+	unsigned port;
+
+	ck_assert_int_eq(http_server_start_with("127.0.0.1:0", -1, &sec, &s), 0);
+	ck_assert_int_eq(http_server_publish(s, text, sizeof(text) - 1), 0);
+	port = http_server_port(s);
+	ck_assert_uint_gt(port, 0);
+	ck_assert_int_eq(http_status(port, NULL, body, sizeof(body)), 401);
+	ck_assert_ptr_null(strstr(body, "cgroup="));
+	ck_assert_int_eq(http_status(port, "Bearer s3cre", body, sizeof(body)), 401);
+	ck_assert_int_eq(http_status(port, "Bearer s3cret0", body, sizeof(body)), 401);
+	ck_assert_int_eq(http_status(port, "Bearer s3cret", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, text);
+	http_server_stop(s);
+}
+END_TEST
+
 /* Builds one netlink message carrying one proc event, laid out as the kernel sends it (the
  * event at a 4-byte offset). Returns its aligned length. */
 static size_t put_event(char *buf, unsigned what, pid_t pid, pid_t tgid, uint32_t idx)
@@ -528,6 +661,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_top_cgroups_bound);
 	tcase_add_test(tc, test_k8s_cgroup_info);
 	tcase_add_test(tc, test_parse_listen);
+	tcase_add_test(tc, test_bearer_matches);
+	tcase_add_test(tc, test_token_parse);
+	tcase_add_test(tc, test_secret_read);
+	tcase_add_test(tc, test_http_token);
 	tcase_add_test(tc, test_procev_parse);
 	suite_add_tcase(s, tc);
 	return s;
