@@ -57,13 +57,16 @@ mkcg() { # CGROUP: every level above hands the memory controller down
 	done
 }
 
+# c-split selects C by its registration (match.container): a cgroup outside the registration's
+# reach is not C's, whatever its path says.
+IDC=$(id_of 0e0e0e0e) CC=$(cg_of $UC "$(id_of 0e0e0e0e)")
 cat >$D/pol/10-tenant.json <<JEOF
 { "policies": [
   { "name": "pod-b-only", "match": { "pod_uid": "$UB" }, "mode": "enforce", "action": "split",
     "trigger": { "min_waste": "2M" }, "cooldown": "1s", "promote": { "max_bytes_per_pass": "1G" } },
   { "name": "g-split", "match": { "pod_uid": "00000000-0000-4000-8000-00000000000f" }, "mode": "enforce",
     "action": "split", "trigger": { "min_waste": "2M" }, "cooldown": "1s" },
-  { "name": "c-split", "match": { "pod_uid": "$UC" }, "mode": "enforce", "action": "split",
+  { "name": "c-split", "match": { "container": "$IDC" }, "mode": "enforce", "action": "split",
     "trigger": { "min_waste": "2M" }, "cooldown": "1s" },
   { "name": "d-observe", "match": { "pod_uid": "$UD1" }, "mode": "observe", "action": "split",
     "trigger": { "min_waste": "2M" }, "cooldown": "1s", "promote": { "max_bytes_per_pass": "1G" } },
@@ -105,7 +108,6 @@ while read -r name uid pre ann dense; do
 done <$D/pods
 # C: registered at its container cgroup (from config.json, as a runtime creating it would);
 # its init then sits in C/init and its work in C/escape (an init system inside the container).
-IDC=$(id_of 0e0e0e0e) CC=$(cg_of $UC "$(id_of 0e0e0e0e)")
 if [ $started = yes ]; then
 	mkcg "$CC/init" && mkcg "$CC/escape" || { vm_fail mkdir "cannot create $CC/{init,escape}"; started=no; }
 fi
