@@ -179,6 +179,9 @@ vm_check g-not-split "$(fig g)" [ "$before_g" = $W -a "$after_g" = $W ]
 vm_check c-escape-split "$(fig c) (C/escape)" [ "$before_c" = $W -a "$after_c" = 0 ]
 vm_check c-escape-policy "$(grep -o "cgroup '$CC/escape': policy '[^']*'" $D/daemon.log | tail -1)" \
 	grep -q "cgroup '$CC/escape': policy 'c-split'" $D/daemon.log
+info=$(vm_metrics | grep "^thpshrink_container_info{cgroup=\"$CC/escape\"")
+vm_check c-escape-metrics-label "${info:-no thpshrink_container_info for C/escape}" \
+	sh -c "echo '$info' | grep -q 'container=\"$IDC\",policy=\"c-split\"} 1'"
 # d: modes are the operator's unless delegated
 vm_check d1-enforce-under-observe "$(fig d1), dense THP $(dthp d1) bytes" \
 	[ "$before_d1" = $W -a "$after_d1" = $W -a "$(dthp d1)" = 0 ]
