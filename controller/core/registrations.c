@@ -31,6 +31,29 @@ void thps_registration_list_free(struct thps_registration_list *l)
 	l->n = 0;
 }
 
+const struct thps_registration *thps_registration_covering(const struct thps_registration_list *l,
+							   const char *cgroup)
+{
+	const struct thps_registration *best = NULL;
+	size_t best_len = 0;
+
+	if (!l || !cgroup)
+		return NULL;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *g = l->items[i].cgroup;
+		size_t n = strlen(g);
+
+		/* "/" registers nothing below it: the root is no container's */
+		if (n <= 1 || strncmp(cgroup, g, n) || (cgroup[n] && cgroup[n] != '/'))
+			continue;
+		if (!best || n > best_len) {
+			best = &l->items[i];
+			best_len = n;
+		}
+	}
+	return best;
+}
+
 static bool created_valid(const char *s)
 {
 	struct tm tm;
@@ -96,15 +119,22 @@ int thps_registration_to_json(const struct thps_registration *r, char **ret)
 	return 0;
 }
 
+/* A string value, refused whole if it holds a NUL ("\u0000" would cut it) or any other
+ * control character: the hook refuses those, so a file holding one was not its doing. */
 static int copy_str(struct json_object *v, char *dst, size_t size)
 {
 	const char *s;
+	size_t len;
 
 	if (!json_object_is_type(v, json_type_string))
 		return -EBADMSG;
 	s = json_object_get_string(v);
-	if (strlen(s) >= size)
+	len = (size_t)json_object_get_string_len(v);
+	if (len >= size || strlen(s) != len)
 		return -EBADMSG;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return -EBADMSG;
 	strcpy(dst, s);
 	return 0;
 }

@@ -42,6 +42,12 @@ struct thps_registration_list {
 
 void thps_registration_list_free(struct thps_registration_list *l);
 
+/* The registration covering cgroup: the one of the cgroup itself or of its nearest registered
+ * ancestor (a container's whole subtree is the container: an init that moves its work into
+ * a child cgroup takes its registration along). NULL if none. O(l->n) string compares. */
+const struct thps_registration *thps_registration_covering(const struct thps_registration_list *l,
+							   const char *cgroup);
+
 /* Serializes r as one JSON object text (malloc'd, newline-terminated).
  * Returns 0, -EINVAL if r does not validate, -ENOMEM. */
 int thps_registration_to_json(const struct thps_registration *r, char **ret);

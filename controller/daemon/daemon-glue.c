@@ -21,6 +21,7 @@
 #include "probe.h"
 #include "psi.h"
 #include "plugin.h"
+#include "registrations.h"
 
 struct dglue_policies {
 	struct thps_policy_set *set;
@@ -130,19 +131,46 @@ bool dglue_policies_promote(const struct dglue_policies *p)
 	return false;
 }
 
-void dglue_promote_plan(const struct dglue_policies *p, const char *cgroup, const char *container,
-			const char *policy_name, struct dglue_promote_plan *ret)
+void dglue_choose(const struct dglue_policies *p, const char *cgroup,
+		  const struct thps_registration *reg, struct dglue_choice *ret)
 {
-	const struct thps_policy *pol = NULL;
+	struct thps_choice c;
+	int n = 0;
 
-	if (policy_name && *policy_name && p)
-		pol = thps_policy_find(p->set, policy_name);
-	if (!pol)
-		pol = thps_policy_match(p ? p->set : NULL, cgroup, container);
+	thps_policy_choose(p ? p->set : NULL, reg ? reg->cgroup : cgroup, reg ? reg->id : NULL,
+			   reg ? reg->policy : NULL, reg ? reg->mode : NULL, &c);
 	memset(ret, 0, sizeof(*ret));
-	snprintf(ret->policy, sizeof(ret->policy), "%s", pol->name);
+	snprintf(ret->policy, sizeof(ret->policy), "%s", c.policy->name);
+	ret->pol = c.policy;
+	ret->enforce = c.mode == THPS_MODE_ENFORCE;
+	if (c.refused == THPS_CHOICE_NOT_MATCHED)
+		n = snprintf(ret->refused, sizeof(ret->refused),
+			     "policy '%s' named by the container's annotation not applied: its "
+			     "match excludes the container",
+			     reg->policy);
+	else if (c.refused == THPS_CHOICE_UNKNOWN_POLICY)
+		n = snprintf(ret->refused, sizeof(ret->refused),
+			     "policy '%s' named by the container's annotation is not loaded",
+			     reg->policy);
+	if (c.mode_refused && n >= 0 && (size_t)n < sizeof(ret->refused))
+		snprintf(ret->refused + n, sizeof(ret->refused) - (size_t)n,
+			 "%smode '%s' of the container's annotation not applied: policy '%s' "
+			 "does not delegate it (tenant_mode)",
+			 n ? "; " : "", reg->mode, c.policy->name);
+}
+
+void dglue_promote_plan(const struct dglue_policies *p, const char *cgroup,
+			const struct thps_registration *reg, struct dglue_promote_plan *ret)
+{
+	struct dglue_choice ch;
+	const struct thps_policy *pol;
+
+	dglue_choose(p, cgroup, reg, &ch);
+	pol = ch.pol;
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->policy, sizeof(ret->policy), "%s", ch.policy);
 	ret->max_bytes = pol->promote_max_bytes_per_pass;
-	ret->enforce = pol->mode == THPS_MODE_ENFORCE;
+	ret->enforce = ch.enforce;
 }
 
 int dglue_engine_new(unsigned scan_cpu_percent, struct thps_engine **ret)
@@ -308,19 +336,11 @@ static void drop_pinned(const struct thps_scan *scan, const struct thps_cgroup_s
 	}
 }
 
-int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
-		 const struct thps_scan *scan, const struct thps_cgroup_stats *c,
-		 const struct thps_recollapse *rc, const char *container, const char *policy_name,
-		 bool observe_only, uint64_t now_usec, struct dglue_decision *ret)
+static int decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct thps_policy *pol,
+		  const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+		  const struct thps_recollapse *rc, bool observe_only, uint64_t now_usec,
+		  struct dglue_decision *ret)
 {
-	const struct thps_policy *pol = NULL;
-
-	/* A registration may name its policy (container annotation); an unknown name falls back
-	 * to matching, so a typo in an annotation never escalates anything. */
-	if (policy_name && *policy_name && p)
-		pol = thps_policy_find(p->set, policy_name);
-	if (!pol)
-		pol = thps_policy_match(p ? p->set : NULL, c->path, container);
 	uint64_t lu_n, lu_z;
 	thps_cgroup_lowutil(c, &scan->geom, pol->lowutil_max_bucket,
 			    thps_policy_acted_sizes(pol, &scan->geom), &lu_n, &lu_z);
@@ -372,6 +392,33 @@ int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct
 	}
 	ret->action = d.action == THPS_ACT_SPLIT ? DGLUE_ACT_SPLIT : DGLUE_ACT_RECLAIM;
 	snprintf(ret->reason, sizeof(ret->reason), "%s", d.why);
+	return 0;
+}
+
+int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
+		 const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+		 const struct thps_recollapse *rc, const struct thps_registration *reg,
+		 bool observe_only, uint64_t now_usec, struct dglue_decision *ret)
+{
+	const struct thps_policy *pol;
+	struct thps_policy eff;
+	struct dglue_choice ch;
+	size_t len;
+	int r;
+
+	dglue_choose(p, c->path, reg, &ch);
+	pol = ch.pol;
+	if (ch.enforce != (pol->mode == THPS_MODE_ENFORCE)) {
+		/* the policy delegated the mode the container asked: the engine sees it */
+		eff = *pol;
+		eff.mode = ch.enforce ? THPS_MODE_ENFORCE : THPS_MODE_OBSERVE;
+		pol = &eff;
+	}
+	r = decide(ctx, e, pol, scan, c, rc, observe_only, now_usec, ret);
+	if (r < 0 || !ch.refused[0])
+		return r;
+	len = strlen(ret->reason);
+	snprintf(ret->reason + len, sizeof(ret->reason) - len, "; %s", ch.refused);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 
 struct dglue_policies;
 struct thps_engine;
+struct thps_registration;
 
 /* Loads every *.json in dir, all or nothing (policy.h). Returns the number of policies (and
  * *ret) with err holding the warnings ("" if none: deprecated keys, which load but do
@@ -37,14 +38,28 @@ unsigned dglue_policies_max_cut(const struct dglue_policies *p);
 
 /* Whether any policy in force promotes (has "promote"). */
 bool dglue_policies_promote(const struct dglue_policies *p);
-/* What the policy of cgroup (matched as dglue_decide() does) says about promotion. */
+/* The policy and mode of a cgroup: the one rule (thps_policy_choose) both the split and the
+ * promote paths follow. reg is the registration covering the cgroup (NULL: none); a
+ * registered container's whole subtree is judged as its registered cgroup. refused says, for
+ * status.json and explain, what the registration asked that was not applied ("" if nothing);
+ * it names the policy (a validated name) and never echoes anything else a tenant wrote. */
+struct dglue_choice {
+	char policy[72];
+	const void *pol; /* the struct thps_policy chosen, for daemon-glue.c */
+	bool enforce;	 /* the mode that applies */
+	char refused[320];
+};
+void dglue_choose(const struct dglue_policies *p, const char *cgroup,
+		  const struct thps_registration *reg, struct dglue_choice *ret);
+
+/* What the policy of cgroup (chosen as dglue_decide() does) says about promotion. */
 struct dglue_promote_plan {
 	char policy[72];
 	uint64_t max_bytes; /* per pass; 0 = the policy does not promote */
-	bool enforce;	    /* the policy's mode; observe only finds */
+	bool enforce;	    /* the mode that applies (dglue_choose); observe only finds */
 };
-void dglue_promote_plan(const struct dglue_policies *p, const char *cgroup, const char *container,
-			const char *policy_name, struct dglue_promote_plan *ret);
+void dglue_promote_plan(const struct dglue_policies *p, const char *cgroup,
+			const struct thps_registration *reg, struct dglue_promote_plan *ret);
 
 /* The decision engine with default budgets. Returns 0 or -errno. */
 /* scan_cpu_percent: the global CPU share of scanning, 0 = the engine default. */
@@ -108,14 +123,14 @@ int dglue_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
 /* The names of the sources built in, comma separated, for the start-up log. */
 const char *dglue_sources_description(void);
 
-/* Matches c's policy (policy_name, from a container registration, first; container is the
- * registration's name for match.container; both may be NULL) and asks the engine.
+/* Chooses c's policy and mode (dglue_choose; reg, the registration covering c, may be NULL)
+ * and asks the engine.
  * rc (may be NULL) are c's split ranges: the pinned ones are no waste to a split.
  * observe_only turns actions into "observe". now_usec is CLOCK_MONOTONIC. Returns 0 or -errno
  * (-ENOSPC: too many cgroups tracked). */
 int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
 		 const struct thps_scan *scan, const struct thps_cgroup_stats *c,
-		 const struct thps_recollapse *rc, const char *container, const char *policy_name,
+		 const struct thps_recollapse *rc, const struct thps_registration *reg,
 		 bool observe_only, uint64_t now_usec, struct dglue_decision *ret);
 
 /* Gives d the daemon's split mechanism (as probed and measured at start). Where there is none,

@@ -158,10 +158,8 @@ static void decide_and_act(struct manager *m, time_t now)
 		rec->recollapsed += rebuilt;
 		rec->recollapse_debt += rebuilt * m->scan.geom.thp_size;
 		const struct thps_registration *reg = reg_find(m, c->path);
-		r = dglue_decide(&m->ctx, m->engine, m->policies, &m->scan, c, &rec->split,
-				 reg ? reg->id : NULL, reg ? reg->policy : NULL,
-				 m->observe_only || (reg && !strcmp(reg->mode, "observe")),
-				 now_usec, &d);
+		r = dglue_decide(&m->ctx, m->engine, m->policies, &m->scan, c, &rec->split, reg,
+				 m->observe_only, now_usec, &d);
 		if (r < 0) {
 			log_warning_errno(r, "cgroup '%s': no decision%s: %m", c->path,
 					  r == -ENOSPC ? " (too many cgroups tracked)" : "");

@@ -196,10 +196,8 @@ static void plan_of(struct manager *m, struct plan_cache *pc, const char *path,
 			return;
 		}
 	reg = reg_find(m, path);
-	dglue_promote_plan(m->policies, path, reg ? reg->id : NULL, reg ? reg->policy : NULL, ret);
-	*ret_observe = m->observe_only || !ret->enforce || (reg && !strcmp(reg->mode, "observe"));
-	if (reg && !strcmp(reg->mode, "enforce"))
-		*ret_observe = m->observe_only;
+	dglue_promote_plan(m->policies, path, reg, ret);
+	*ret_observe = m->observe_only || !ret->enforce;
 	size_t i = pc->next++ % ELEMENTSOF(pc->path);
 	snprintf(pc->path[i], sizeof(pc->path[i]), "%s", path);
 	pc->plan[i] = *ret;

@@ -218,6 +218,7 @@ struct series {
 	struct thps_metrics_promoted *proms;
 	size_t n_proms;
 	struct thps_metrics_container *ctrs;
+	size_t n_ctrs;
 };
 
 static void series_free(struct series *s)
@@ -235,7 +236,7 @@ static int series_collect(const struct manager *m, struct series *s)
 	s->rcs = calloc(m->recs.n + 1, sizeof(*s->rcs));
 	s->proms = calloc(m->recs.n + 1, sizeof(*s->proms));
 	/* From the registrations in force now: a container's series leaves with its file. */
-	s->ctrs = calloc(m->regs.n + 1, sizeof(*s->ctrs));
+	s->ctrs = calloc(m->regs.n + m->recs.n + 1, sizeof(*s->ctrs));
 	if (!s->acts || !s->rcs || !s->proms || !s->ctrs)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->recs.n; i++) {
@@ -261,8 +262,18 @@ static int series_collect(const struct manager *m, struct series *s)
 		const struct thps_registration *g = &m->regs.items[i];
 		const struct crecord *rec = records_find(&m->recs, g->cgroup);
 
-		s->ctrs[i] = (struct thps_metrics_container){
+		s->ctrs[s->n_ctrs++] = (struct thps_metrics_container){
 		    .cgroup = g->cgroup, .id = g->id, .policy = rec ? rec->last.policy : ""};
+	}
+	/* A registration covers its container's subtree: a child cgroup (work its init moved
+	 * there) is that container's too, under the policy it was judged by. */
+	for (size_t i = 0; i < m->recs.n; i++) {
+		const struct crecord *c = &m->recs.v[i];
+		const struct thps_registration *g = reg_find(m, c->path);
+
+		if (g && strcmp(g->cgroup, c->path))
+			s->ctrs[s->n_ctrs++] = (struct thps_metrics_container){
+			    .cgroup = c->path, .id = g->id, .policy = c->last.policy};
 	}
 	return 0;
 }
@@ -321,7 +332,7 @@ int publish(struct manager *m)
 	    .promote_failures = pfail,
 	    .n_promote_failures = THPS_PROMOTE_FAIL_MAX,
 	    .containers = s.ctrs,
-	    .n_containers = m->regs.n,
+	    .n_containers = s.n_ctrs,
 	    .capabilities = flags,
 	    .n_capabilities = dglue_caps_flags(&m->caps, flags, ELEMENTSOF(flags)),
 	    .give_back_method = dglue_give_back_method(&m->caps, m->policies),

@@ -6,12 +6,39 @@
 #include <systemd/sd-event.h>
 
 #include "log.h"
+#include "daemon-glue.h"
 #include "daemon-state.h"
 #include "regwatch.h"
 
 static void reg_error(const char *dir, const char *name, int err, void *userdata)
 {
 	log_warning_errno(err, "Ignoring registration '%s/%s': %m", dir, name);
+}
+
+static bool reg_known(const struct thps_registration_list *l, const struct thps_registration *r)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->items[i].id, r->id) && !strcmp(l->items[i].policy, r->policy) &&
+		    !strcmp(l->items[i].mode, r->mode) && !strcmp(l->items[i].cgroup, r->cgroup))
+			return true;
+	return false;
+}
+
+/* Says once per container (when its registration appears) what of its annotations the
+ * operator's policies do not allow; each pass then says it in status.json and explain. */
+static void log_refusals(const struct manager *m, const struct thps_registration_list *old,
+			 const struct thps_registration_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct dglue_choice ch;
+
+		if (reg_known(old, &l->items[i]))
+			continue;
+		dglue_choose(m->policies, l->items[i].cgroup, &l->items[i], &ch);
+		if (ch.refused[0])
+			log_notice("Container '%s': %s; policy '%s' applies", l->items[i].id,
+				   ch.refused, ch.policy);
+	}
 }
 
 /* Reloads every registration: simpler than patching the list per event, and the directory
@@ -28,17 +55,14 @@ static void regs_reload(struct manager *m)
 	}
 	if ((size_t)r != m->regs.n)
 		log_info("%d container registrations in '%s'", r, m->o.registrations_dir);
+	log_refusals(m, &m->regs, &l);
 	thps_registration_list_free(&m->regs);
 	m->regs = l;
 }
 
-/* The registration of a cgroup, or NULL. */
 const struct thps_registration *reg_find(const struct manager *m, const char *cgroup)
 {
-	for (size_t i = 0; i < m->regs.n; i++)
-		if (!strcmp(m->regs.items[i].cgroup, cgroup))
-			return &m->regs.items[i];
-	return NULL;
+	return thps_registration_covering(&m->regs, cgroup);
 }
 
 static int on_regs(sd_event_source *s, int fd, uint32_t revents, void *userdata)

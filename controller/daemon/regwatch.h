@@ -8,5 +8,6 @@ struct thps_registration;
 /* Watches and loads the registrations directory, if one is configured. Never fails: without
  * it there are no container registrations. */
 void setup_registrations(struct manager *m);
-/* The registration of a cgroup, or NULL. */
+/* The registration covering a cgroup (its own or its nearest registered ancestor's), or
+ * NULL. */
 const struct thps_registration *reg_find(const struct manager *m, const char *cgroup);

@@ -194,6 +194,14 @@ static int do_register(const struct thps_ctx *ctx, const struct args *a,
 	int r;
 
 	snprintf(reg.id, sizeof(reg.id), "%s", s->id);
+	if (s->policy_refused)
+		log_warning("Container %s: annotation %s holds a NUL or control character, "
+			    "ignoring it (no policy named)",
+			    s->id, THPS_ANN_POLICY);
+	if (s->mode_refused)
+		log_warning("Container %s: annotation %s holds a NUL or control character, "
+			    "ignoring it",
+			    s->id, THPS_ANN_MODE);
 	if (s->policy && thps_policy_name_valid(s->policy))
 		snprintf(reg.policy, sizeof(reg.policy), "%s", s->policy);
 	else if (s->policy)

@@ -643,38 +643,58 @@ static bool k8s_match(const struct thps_policy *p, const struct thps_k8s_id *id)
 	return uid && (!p->match_qos_mask || (p->match_qos_mask & (1U << id->qos)));
 }
 
+/* 0 if p's selectors exclude the cgroup, else its container key (1 with no container
+ * selector, a glob's 1 or a literal's 2: see container_match), shifted by one. */
+static int selects(const struct thps_policy *p, const char *cgroup_path, const char *registration,
+		   const struct thps_k8s_id *k8s)
+{
+	int c = 0;
+
+	if (p->n_match_container) {
+		c = container_match(p, registration);
+		if (!c)
+			return 0;
+	}
+	if (p->match_cgroup &&
+	    (!cgroup_path || fnmatch(p->match_cgroup, cgroup_path, FNM_PATHNAME) != 0))
+		return 0;
+	if (!k8s_match(p, k8s))
+		return 0;
+	return c + 1;
+}
+
+static const struct thps_k8s_id *k8s_of(const char *cgroup_path, struct thps_k8s_id *buf)
+{
+	return cgroup_path && thps_k8s_parse(cgroup_path, buf) == 1 ? buf : NULL;
+}
+
+bool thps_policy_selects(const struct thps_policy *p, const char *cgroup_path,
+			 const char *registration)
+{
+	struct thps_k8s_id k8s;
+
+	return selects(p, cgroup_path, registration, k8s_of(cgroup_path, &k8s)) > 0;
+}
+
 const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 					    const char *cgroup_path, const char *registration)
 {
 	const struct thps_policy *best = NULL;
 	unsigned best_key[5] = {0};
+	const struct thps_k8s_id *id;
 	struct thps_k8s_id k8s;
-	bool is_pod;
 
 	if (!set)
 		return &builtin;
-	is_pod = cgroup_path && thps_k8s_parse(cgroup_path, &k8s) == 1;
+	id = k8s_of(cgroup_path, &k8s);
 	for (size_t i = 0; i < set->n; i++) {
 		const struct thps_policy *p = &set->policies[i];
+		int c = selects(p, cgroup_path, registration, id);
 		unsigned key[5];
-		int c = 0;
 
-		if (registration && !strcmp(p->name, registration)) {
-			/* the registration names this policy: the operator's explicit choice */
-			best = p;
-			break;
-		}
-		if (p->n_match_container) {
-			c = container_match(p, registration);
-			if (!c)
-				continue;
-		}
-		if (p->match_cgroup &&
-		    (!cgroup_path || fnmatch(p->match_cgroup, cgroup_path, FNM_PATHNAME) != 0))
+		if (!c)
 			continue;
-		if (!k8s_match(p, is_pod ? &k8s : NULL))
-			continue;
-		key[0] = (unsigned)c;
+		key[0] = (unsigned)(c - 1);
 		key[1] = p->n_match_pod_uid > 0;
 		key[2] = p->match_qos_mask != 0;
 		key[3] = p->spec_components;
@@ -686,4 +706,45 @@ const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 		}
 	}
 	return best ? best : &builtin;
+}
+
+static bool mode_delegated(enum thps_tenant_mode t, enum thps_policy_mode asked)
+{
+	return t == THPS_TENANT_MODE_ANY ||
+	       (t == THPS_TENANT_MODE_OBSERVE && asked == THPS_MODE_OBSERVE) ||
+	       (t == THPS_TENANT_MODE_ENFORCE && asked == THPS_MODE_ENFORCE);
+}
+
+void thps_policy_choose(const struct thps_policy_set *set, const char *cgroup_path,
+			const char *registration, const char *named, const char *mode,
+			struct thps_choice *ret)
+{
+	const struct thps_policy *pol = NULL;
+	struct thps_choice c = {0};
+
+	if (named && *named) {
+		pol = thps_policy_find(set, named);
+		if (!pol)
+			c.refused = THPS_CHOICE_UNKNOWN_POLICY;
+		else if (!thps_policy_selects(pol, cgroup_path, registration)) {
+			/* a tenant writes the annotation: it may pick among what the operator gives
+			 * its cgroup, never another pod's policy */
+			c.refused = THPS_CHOICE_NOT_MATCHED;
+			pol = NULL;
+		}
+	}
+	if (!pol)
+		pol = thps_policy_match(set, cgroup_path, registration);
+	c.policy = pol;
+	c.mode = pol->mode;
+	if (mode && *mode) {
+		enum thps_policy_mode asked =
+		    !strcmp(mode, "enforce") ? THPS_MODE_ENFORCE : THPS_MODE_OBSERVE;
+
+		if (asked != pol->mode && mode_delegated(pol->tenant_mode, asked))
+			c.mode = asked;
+		else if (asked != pol->mode)
+			c.mode_refused = true;
+	}
+	*ret = c;
 }

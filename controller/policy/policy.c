@@ -71,6 +71,10 @@ static const struct policy_key keys[] = {
      "names"},
     {"mode", K_ENUM, 0, 0, "observe", "observe|enforce", 0, OFF(mode),
      "observe: decide and report only; enforce: act"},
+    {"tenant_mode", K_ENUM, 0, 0, "fixed", "fixed|observe|enforce|any", 0, OFF(tenant_mode),
+     "which io.thpshrink.mode annotation a container under this policy may apply: fixed: "
+     "none, the policy's mode stands; observe: opting out to observe; enforce: opting in to "
+     "enforce; any: either"},
     {"lowutil_cut", K_CUT, 0, 9, "0", NULL, 0, OFF(lowutil_max_bucket),
      "highest histogram bucket (0-9) counted as low-utilization, or \"10%\"..\"100%\""},
     {"sizes", K_FOLIOS, 8 * KIB, 32 * MIB, NULL, NULL, 0, OFF(sizes_mask),

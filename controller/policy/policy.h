@@ -9,9 +9,9 @@
  * names (fnmatch globs) against the registration name the OCI hook recorded, its
  * match.pod_uid UIDs and match.qos_class classes against the Kubernetes identity kubelet's
  * cgroup layout gives the path (k8s.h; a cgroup that is not a pod's matches neither). A
- * registration that carries the name of a policy (the OCI annotation names one) selects that policy
- * outright, whatever its selectors say. Otherwise, among matches the most specific wins,
- * compared in this order:
+ * policy named by a registration (the OCI annotation) applies only where its own selectors hold
+ * (thps_policy_choose); matching itself never looks at policy names. Among matches the most
+ * specific wins, compared in this order:
  *   1. it has a container selector (a registration names its container deliberately);
  *   2. a container selector without glob characters beats one with globs;
  *   3. it has a pod_uid selector (names pods one by one);
@@ -41,6 +41,15 @@ enum thps_policy_mode { THPS_MODE_OBSERVE, THPS_MODE_ENFORCE };
  * evict page cache where no exact split reaches; SPLIT never writes memory.reclaim. */
 enum thps_policy_action { THPS_POLICY_RECLAIM, THPS_POLICY_SPLIT, THPS_POLICY_SPLIT_OR_RECLAIM };
 enum thps_pressure_response { THPS_PRESSURE_SKIP, THPS_PRESSURE_BACKOFF };
+/* Which io.thpshrink.mode annotations the policy lets a tenant apply, in the order of the
+ * "tenant_mode" key's words: fixed (none: the operator's mode stands), observe (a tenant may
+ * opt out to observe), enforce (a tenant may opt in to enforce), any. */
+enum thps_tenant_mode {
+	THPS_TENANT_MODE_FIXED,
+	THPS_TENANT_MODE_OBSERVE,
+	THPS_TENANT_MODE_ENFORCE,
+	THPS_TENANT_MODE_ANY,
+};
 
 struct thps_policy {
 	char name[THPS_POLICY_NAME_MAX + 1];
@@ -55,6 +64,7 @@ struct thps_policy {
 	size_t n_match_pod_uid;
 	unsigned match_qos_mask; /* bit q = enum thps_k8s_qos q; 0 = no QoS selector */
 	enum thps_policy_mode mode;
+	enum thps_tenant_mode tenant_mode;
 	unsigned lowutil_max_bucket;  /* folios of every size in buckets 0..this are low-util */
 	uint32_t sizes_mask;	      /* folio sizes acted on, bit o = 2^o pages; 0 = every size */
 	uint64_t trigger_min_waste;   /* bytes; 0 = this trigger is off */
@@ -145,6 +155,31 @@ const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 					    const char *cgroup_path, const char *registration);
 const struct thps_policy *thps_policy_builtin(void);
 const struct thps_policy *thps_policy_find(const struct thps_policy_set *set, const char *name);
+/* Whether p's own selectors hold for cgroup_path and registration (as thps_policy_match
+ * tests each policy). */
+bool thps_policy_selects(const struct thps_policy *p, const char *cgroup_path,
+			 const char *registration);
+
+/* What a registration asked for and what it got. */
+enum thps_choice_refusal {
+	THPS_CHOICE_OK,
+	THPS_CHOICE_UNKNOWN_POLICY, /* the named policy is not loaded */
+	THPS_CHOICE_NOT_MATCHED,    /* the named policy's match excludes the cgroup */
+};
+struct thps_choice {
+	const struct thps_policy *policy; /* never NULL */
+	enum thps_policy_mode mode;	  /* the mode that applies */
+	enum thps_choice_refusal refused; /* the named policy was not applied, and why */
+	bool mode_refused;		  /* a mode was asked that the policy does not delegate */
+};
+/* The one rule for a registered container (split and promote paths both ask it): a named
+ * policy (the io.thpshrink.policy annotation) applies only where its own selectors hold for
+ * the container's cgroup; otherwise the cgroup gets what matching gives it, as if it had named
+ * none. The policy's mode stands unless its tenant_mode delegates the asked one ("observe" or
+ * "enforce"; NULL or "" asks nothing). Never fails. */
+void thps_policy_choose(const struct thps_policy_set *set, const char *cgroup_path,
+			const char *registration, const char *named, const char *mode,
+			struct thps_choice *ret);
 
 /* The key table, for docs: prints every key with type, range, default and help. */
 void thps_policy_print_keys(FILE *f);

@@ -21,8 +21,15 @@ void thps_oci_state_free(struct thps_oci_state *s)
 	s->bundle = s->policy = s->mode = NULL;
 }
 
+/* A "\u0000" decodes to a NUL that C would cut the string at: an admission rule that vetted
+ * the whole value saw another string than the one we would use. */
+static bool has_nul(struct json_object *v)
+{
+	return strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v);
+}
+
 /* Copies a string member of o into dst (size bytes). Absent → 0 and dst untouched;
- * returns -EBADMSG for a wrong type, -ENAMETOOLONG when it does not fit. */
+ * returns -EBADMSG for a wrong type or a NUL inside, -ENAMETOOLONG when it does not fit. */
 static int get_string(struct json_object *o, const char *key, char *dst, size_t size)
 {
 	struct json_object *v;
@@ -30,7 +37,7 @@ static int get_string(struct json_object *o, const char *key, char *dst, size_t 
 
 	if (!json_object_object_get_ex(o, key, &v))
 		return 0;
-	if (!json_object_is_type(v, json_type_string))
+	if (!json_object_is_type(v, json_type_string) || has_nul(v))
 		return -EBADMSG;
 	s = json_object_get_string(v);
 	if (strlen(s) >= size)
@@ -47,7 +54,7 @@ static int get_strdup(struct json_object *o, const char *key, size_t max, char *
 
 	if (!json_object_object_get_ex(o, key, &v))
 		return 0;
-	if (!json_object_is_type(v, json_type_string))
+	if (!json_object_is_type(v, json_type_string) || has_nul(v))
 		return -EBADMSG;
 	s = json_object_get_string(v);
 	if (strlen(s) > max)
@@ -57,6 +64,38 @@ static int get_strdup(struct json_object *o, const char *key, size_t max, char *
 		return -ENOMEM;
 	*ret = d;
 	return 1;
+}
+
+bool thps_oci_value_clean(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/* An annotation value: absent → 0; too long → "(too long)" (no name, so refused later);
+ * with a NUL or a control character → NULL and *ret_refused. Returns 0, -EBADMSG, -ENOMEM. */
+static int annotation(struct json_object *ann, const char *key, char **ret, bool *ret_refused)
+{
+	struct json_object *v;
+	int r;
+
+	if (!json_object_object_get_ex(ann, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return -EBADMSG;
+	if (!thps_oci_value_clean(json_object_get_string(v),
+				  (size_t)json_object_get_string_len(v))) {
+		*ret_refused = true;
+		return 0;
+	}
+	r = get_strdup(ann, key, 256, ret);
+	if (r == -ENAMETOOLONG) {
+		*ret = strdup("(too long)");
+		return *ret ? 0 : -ENOMEM;
+	}
+	return r < 0 ? r : 0;
 }
 
 int thps_oci_state_parse(const char *buf, size_t len, struct thps_oci_state *ret)
@@ -108,16 +147,14 @@ int thps_oci_state_parse(const char *buf, size_t len, struct thps_oci_state *ret
 			r = -EBADMSG;
 			goto fail;
 		}
-		/* Kept as given (bounded): the caller decides and logs whether they are valid. */
-		r = get_strdup(ann, THPS_ANN_POLICY, 256, &s.policy);
-		if (r == -ENAMETOOLONG)
-			s.policy = strdup("(too long)");
-		else if (r < 0)
+		/* Kept as given (bounded): the caller decides and logs whether they are valid. A
+		 * value with a NUL or a control character is refused whole (never cut), and the
+		 * container still runs: the annotation is dropped, the rest stands. */
+		r = annotation(ann, THPS_ANN_POLICY, &s.policy, &s.policy_refused);
+		if (r < 0)
 			goto fail;
-		r = get_strdup(ann, THPS_ANN_MODE, 256, &s.mode);
-		if (r == -ENAMETOOLONG)
-			s.mode = strdup("(too long)");
-		else if (r < 0)
+		r = annotation(ann, THPS_ANN_MODE, &s.mode, &s.mode_refused);
+		if (r < 0)
 			goto fail;
 	}
 	json_object_put(o);

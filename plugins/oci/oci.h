@@ -20,13 +20,18 @@ struct thps_oci_state {
 	char *bundle;	 /* malloc'd, NULL if absent */
 	char *policy;	 /* annotation io.thpshrink.policy as given (maybe invalid), or NULL */
 	char *mode;	 /* annotation io.thpshrink.mode as given (maybe invalid), or NULL */
+	bool policy_refused, mode_refused; /* that annotation held a NUL or control character */
 };
+
+/* Whether s[0..len) is free of NULs and control characters (C0 and DEL). */
+bool thps_oci_value_clean(const char *s, size_t len);
 
 void thps_oci_state_free(struct thps_oci_state *s);
 
 /* Parses the OCI state (runtime-spec "state") from buf. Requires ociVersion and a valid id;
- * status, pid, bundle and annotations are optional. Returns 0, -EBADMSG (malformed JSON,
- * wrong types), -EFBIG (too large), -EINVAL (missing or invalid id). */
+ * status, pid, bundle and annotations are optional; an annotation value with a NUL or a
+ * control character is dropped and flagged (policy_refused, mode_refused), never cut. Returns 0,
+ * -EBADMSG (malformed JSON, wrong types), -EFBIG (too large), -EINVAL (missing or invalid id). */
 int thps_oci_state_parse(const char *buf, size_t len, struct thps_oci_state *ret);
 
 /* Expands a systemd slice name to its hierarchy: "a-b-c.slice" → "a.slice/a-b.slice/a-b-c.slice",

@@ -87,6 +87,17 @@ for pol in "../x" "/etc" "a/b" ".." "x y" "$(printf 'p%.0s' $(seq 65))"; do
 	rm -f "$regs/c2.json"
 done
 
+# --- a NUL or control character in an annotation (after JSON decoding): refused whole, never cut
+# to "g-split"; logged without the value; the container still registered, with no policy
+for pol in 'g-split\u0000x' 'g-split\u001f' 'g-split\u007f' '\u0000' 'g-split\u001b[2J'; do
+	run "control '$pol'" 0 "$(state c2 0 "$T/bundle" "{\"io.thpshrink.policy\":\"$pol\",\"io.thpshrink.mode\":\"enforce\u0000\"}")" createRuntime
+	grep -q "NUL or control character" "$T.err" || fail "control '$pol': no warning logged: $(cat "$T.err")"
+	! grep -q "split\|$(printf '\033')" "$T.err" || fail "control '$pol': the log echoes the value: $(cat "$T.err")"
+	[ -f "$regs/c2.json" ] && ! grep -q '"policy"' "$regs/c2.json" && ! grep -q '"mode"' "$regs/c2.json" ||
+		fail "control '$pol': expected c2.json without policy/mode: $(cat "$regs/c2.json" 2>&1)"
+	rm -f "$regs/c2.json"
+done
+
 # --- missing bundle, dead pid, bundle without cgroupsPath
 run missing-bundle 0 "$(state c3 0 "$T/nonexistent" '{}')" createRuntime
 grep -q "c3" "$T.err" || fail "missing-bundle: log does not name the container"

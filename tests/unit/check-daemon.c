@@ -18,6 +18,7 @@
 #include "publish.h"
 #include "pass.h"
 #include "records.h"
+#include "regwatch.h"
 #include "macro.h"
 #include "thp.h"
 #include "test-main.h"
@@ -373,7 +374,7 @@ START_TEST(test_registrations_select_policies)
 	    "{\"policies\": [\n"
 	    "{\"name\": \"webs\", \"match\": {\"container\": \"web-*\"}, \"trigger\": {\"min_waste\": "
 	    "\"2M\"}},\n"
-	    "{\"name\": \"chosen\", \"match\": {\"cgroup\": \"/nowhere\"}, \"trigger\": {\"min_waste\": "
+	    "{\"name\": \"chosen\", \"match\": {\"container\": \"*\"}, \"trigger\": {\"min_waste\": "
 	    "\"4M\"}}\n"
 	    "]}\n");
 	path_of(dir, sizeof(dir), "policies");
@@ -775,6 +776,83 @@ START_TEST(test_promote_nohugepage_opted_out)
 }
 END_TEST
 
+/* The tenant boundary through the daemon's pass: the split and the promote paths ask one rule
+ * (dglue_choose). Registrations: /e names "enf" and asks observe (not delegated: enforced),
+ * its child /e/escape is /e's; /d asks observe under "deleg" (delegated: observed); /o names
+ * "enf", whose match excludes it (refused, said in the reason), and asks enforce under "obs". */
+static void reg_add(const char *id, const char *cgroup, const char *policy, const char *mode)
+{
+	struct thps_registration *r;
+
+	m->regs.items = reallocarray(m->regs.items, m->regs.n + 1, sizeof(*m->regs.items));
+	ck_assert_ptr_nonnull(m->regs.items);
+	r = &m->regs.items[m->regs.n++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->id, sizeof(r->id), "%s", id);
+	snprintf(r->cgroup, sizeof(r->cgroup), "%s", cgroup);
+	snprintf(r->policy, sizeof(r->policy), "%s", policy);
+	snprintf(r->mode, sizeof(r->mode), "%s", mode);
+}
+
+START_TEST(test_tenant_one_rule)
+{
+	const char *paths[] = { "/e", "/e/escape", "/d", "/o", NULL };
+	const struct { const char *path, *policy; bool writes, enforce; } want[] = {
+		{ "/e", "enf", true, true },
+		{ "/e/escape", "enf", true, true },
+		{ "/d", "deleg", false, false },
+		{ "/o", "obs", false, false },
+	};
+	char dir[PATH_MAX], err[512];
+
+	for (size_t i = 0; paths[i]; i++)
+		fake_cgroup(paths[i] + 1);
+	mkdirs("policies");
+	put("policies/t.json",
+	    "{\"policies\": [\n"
+	    " {\"name\": \"enf\", \"match\": {\"cgroup\": \"/e*\"}, \"mode\": \"enforce\",\n"
+	    "  \"trigger\": {\"min_waste\": \"2M\"}, \"action\": \"reclaim\",\n"
+	    "  \"promote\": {\"max_bytes_per_pass\": \"4M\"}},\n"
+	    " {\"name\": \"deleg\", \"match\": {\"cgroup\": \"/d\"}, \"mode\": \"enforce\",\n"
+	    "  \"tenant_mode\": \"observe\", \"trigger\": {\"min_waste\": \"2M\"},\n"
+	    "  \"action\": \"reclaim\", \"promote\": {\"max_bytes_per_pass\": \"4M\"}},\n"
+	    " {\"name\": \"obs\", \"match\": {\"cgroup\": \"/o\"}, \"mode\": \"observe\",\n"
+	    "  \"trigger\": {\"min_waste\": \"2M\"}, \"action\": \"reclaim\",\n"
+	    "  \"promote\": {\"max_bytes_per_pass\": \"4M\"}}]}\n");
+	path_of(dir, sizeof(dir), "policies");
+	ck_assert_msg(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)) == 3, "%s", err);
+	reg_add("ce", "/e", "enf", "observe");
+	reg_add("cd", "/d", "", "observe");
+	reg_add("co", "/o", "enf", "enforce");
+	set_scan(paths);
+	pass_decide(m, 1000);
+	for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+		const struct crecord *rec = records_find(&m->recs, want[i].path);
+		struct dglue_promote_plan plan;
+		_cleanup_free_ char *reclaim = NULL;
+		char rel[PATH_MAX];
+
+		ck_assert_msg(rec, "no record for %s", want[i].path);
+		ck_assert_msg(!strcmp(rec->last.policy, want[i].policy), "%s: policy %s",
+			      want[i].path, rec->last.policy);
+		snprintf(rel, sizeof(rel), "cg%s/memory.reclaim", want[i].path);
+		reclaim = get(rel);
+		ck_assert_msg(!!reclaim[0] == want[i].writes, "%s: memory.reclaim '%s'",
+			      want[i].path, reclaim);
+		dglue_promote_plan(m->policies, want[i].path, reg_find(m, want[i].path), &plan);
+		ck_assert_str_eq(plan.policy, want[i].policy);
+		ck_assert_msg(plan.enforce == want[i].enforce, "%s: promote enforce %d",
+			      want[i].path, plan.enforce);
+	}
+	ck_assert_msg(strstr(records_find(&m->recs, "/o")->last.reason,
+			     "policy 'enf' named by the container's annotation not applied"),
+		      "/o: %s", records_find(&m->recs, "/o")->last.reason);
+	ck_assert_msg(strstr(records_find(&m->recs, "/e")->last.reason,
+			     "mode 'observe' of the container's annotation not applied"),
+		      "/e: %s", records_find(&m->recs, "/e")->last.reason);
+}
+END_TEST
+
 static Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -791,6 +869,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_decision_fit_no_mechanism);
 	tcase_add_test(tc, test_status_json_one_cgroup);
 	tcase_add_test(tc, test_kubelet_tree_qos_policies);
+	tcase_add_test(tc, test_tenant_one_rule);
 	tcase_add_test(tc, test_promote_observe_finds_only);
 	tcase_add_test(tc, test_promote_thp_disabled_not_asked);
 	tcase_add_test(tc, test_promote_nohugepage_opted_out);

@@ -253,6 +253,42 @@ static void fill_reg(struct thps_registration *r, const char *id, const char *cg
 	snprintf(r->stage, sizeof(r->stage), "createRuntime");
 }
 
+/* A value with a NUL (JSON "\u0000") or a control character is refused whole, never cut: an
+ * admission rule that vetted "g-split\u0000x" must not see it applied as "g-split". */
+START_TEST(test_annotations_control)
+{
+	static const char *const bad[] = {"g-split\\u0000x", "\\u0000", "g-split\\u001f",
+					  "g-split\\u007f", "\\ng-split", "g\\tsplit"};
+	struct thps_oci_state s;
+	char j[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		snprintf(j, sizeof(j),
+			 "{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":"
+			 "{\"io.thpshrink.policy\":\"%s\",\"io.thpshrink.mode\":\"%s\"}}",
+			 bad[i], bad[i]);
+		ck_assert_int_eq(thps_oci_state_parse(S(j), &s), 0);
+		ck_assert_ptr_null(s.policy);
+		ck_assert_ptr_null(s.mode);
+		ck_assert(s.policy_refused);
+		ck_assert(s.mode_refused);
+		thps_oci_state_free(&s);
+	}
+	/* clean values are kept, unflagged; UTF-8 above DEL is no control character */
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":"
+						"{\"io.thpshrink.policy\":\"g-split\",\"io.thpshrink.mode\":\"\u00e9\"}}"),
+					      &s),
+			 0);
+	ck_assert_str_eq(s.policy, "g-split");
+	ck_assert(!s.policy_refused && !s.mode_refused);
+	thps_oci_state_free(&s);
+	/* a NUL in the id is refused, not cut to another container's id */
+	ck_assert_int_lt(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\\u0000b\"}"), &s), 0);
+	ck_assert(thps_oci_value_clean(S("ok")));
+	ck_assert(!thps_oci_value_clean("a\0b", 3));
+}
+END_TEST
+
 START_TEST(test_registration_roundtrip)
 {
 	struct thps_registration r, back;
@@ -294,6 +330,48 @@ START_TEST(test_registration_roundtrip)
 						     &back),
 			 -EBADMSG);
 	ck_assert_int_eq(thps_registration_from_json(S("{\"version\":1,\"id\":\"c1\"}"), &back), -EBADMSG);
+	/* a NUL or control character in any string: the file is refused (a cut "g-split\0x"
+	 * would be a valid policy name) */
+	ck_assert_int_eq(thps_registration_from_json(S("{\"version\":1,\"id\":\"c1\",\"cgroup\":\"/a\",\"pid\":0,"
+						       "\"pid_start_time\":0,\"created\":\"2026-12-03T05:46:40Z\","
+						       "\"status\":\"created\",\"policy\":\"g-split\\u0000x\"}"),
+						     &back),
+			 -EBADMSG);
+	ck_assert_int_eq(thps_registration_from_json(S("{\"version\":1,\"id\":\"c1\",\"cgroup\":\"/a\\u0000/b\",\"pid\":0,"
+						       "\"pid_start_time\":0,\"created\":\"2026-12-03T05:46:40Z\","
+						       "\"status\":\"created\"}"),
+						     &back),
+			 -EBADMSG);
+	ck_assert_int_eq(thps_registration_from_json(S("{\"version\":1,\"id\":\"c1\",\"cgroup\":\"/a\",\"pid\":0,"
+						       "\"pid_start_time\":0,\"created\":\"2026-12-03T05:46:40Z\","
+						       "\"status\":\"created\",\"mode\":\"observe\\u001f\"}"),
+						     &back),
+			 -EBADMSG);
+}
+END_TEST
+
+/* A registration covers its cgroup's whole subtree; the nearest registered ancestor wins. */
+START_TEST(test_registration_covering)
+{
+	struct thps_registration items[4];
+	struct thps_registration_list l = {.items = items, .n = 4};
+
+	fill_reg(&items[0], "c", "/k/pod/c");
+	fill_reg(&items[1], "inner", "/k/pod/c/inner");
+	fill_reg(&items[2], "d", "/k/pod/d");
+	fill_reg(&items[3], "root", "/");
+	ck_assert_str_eq(thps_registration_covering(&l, "/k/pod/c")->id, "c");
+	ck_assert_str_eq(thps_registration_covering(&l, "/k/pod/c/escape")->id, "c");
+	ck_assert_str_eq(thps_registration_covering(&l, "/k/pod/c/escape/deeper")->id, "c");
+	ck_assert_str_eq(thps_registration_covering(&l, "/k/pod/c/inner/x")->id, "inner");
+	ck_assert_str_eq(thps_registration_covering(&l, "/k/pod/d")->id, "d");
+	/* a sibling whose name extends the registered one is not below it */
+	ck_assert_ptr_null(thps_registration_covering(&l, "/k/pod/cc"));
+	ck_assert_ptr_null(thps_registration_covering(&l, "/k/pod"));
+	/* "/" covers nothing: the root is no container's */
+	ck_assert_ptr_null(thps_registration_covering(&l, "/other"));
+	ck_assert_ptr_null(thps_registration_covering(&l, NULL));
+	ck_assert_ptr_null(thps_registration_covering(NULL, "/k/pod/c"));
 }
 END_TEST
 
@@ -469,7 +547,9 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_config_cgroups_path);
 	tcase_add_test(tc, test_proc_cgroup);
 	tcase_add_test(tc, test_proc_stat_starttime);
+	tcase_add_test(tc, test_annotations_control);
 	tcase_add_test(tc, test_registration_roundtrip);
+	tcase_add_test(tc, test_registration_covering);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(td, mkroot, rmroot);
 	tcase_add_test(td, test_registrations_dir);

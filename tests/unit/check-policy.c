@@ -251,8 +251,8 @@ START_TEST(test_error_values)
 	expect_errors(
 	    "{\"name\": \"a\", \"match\": {\"cgroup\": \"/\"}, \"\\u001b]0;x\\u0007\": 1}",
 	    "t.json:1:41: \\x1b]0;x\\x07: unknown key; expected one of: name, match, mode, "
-	    "lowutil_cut, sizes, trigger, action, promote, max_bytes_per_action, max_bytes_per_sec, "
-	    "cooldown, scan_interval, pressure_guard",
+	    "tenant_mode, lowutil_cut, sizes, trigger, action, promote, max_bytes_per_action, "
+	    "max_bytes_per_sec, cooldown, scan_interval, pressure_guard",
 	    NULL);
 	expect_errors("{\"name\": \"a\\u001b[31m\", \"match\": {\"cgroup\": \"/\"}}",
 		      "t.json:1:10: name: expected a name of 1-64 characters from [A-Za-z0-9_.-], "
@@ -396,9 +396,9 @@ START_TEST(test_match_specificity)
 	ck_assert_str_eq(MATCH(set, "/kubepods/x/y", "db"), "db-in-k8s");
 	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db"), "(builtin)");
 	ck_assert_str_eq(MATCH(set, "/kubepods/besteffort/pod1", "unknown"), "k8s-pod-x");
-	/* a registration naming a policy selects it, selectors or not */
-	ck_assert_str_eq(MATCH(set, "/elsewhere", "k8s-burst"), "k8s-burst");
-	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db-in-k8s"), "db-in-k8s");
+	/* a registration whose name is a policy's gets nothing from that (thps_policy_choose) */
+	ck_assert_str_eq(MATCH(set, "/elsewhere", "k8s-burst"), "any");
+	ck_assert_str_eq(MATCH(set, "/elsewhere/x/y", "db-in-k8s"), "(builtin)");
 	ck_assert_ptr_nonnull(thps_policy_find(set, "k8s"));
 	ck_assert_ptr_null(thps_policy_find(set, "nope"));
 	thps_policy_set_free(set);
@@ -465,8 +465,96 @@ START_TEST(test_match_kubernetes)
 			 "(builtin)");
 	ck_assert_str_eq(MATCH(set, "/kubepods", NULL), "(builtin)");
 	ck_assert_str_eq(MATCH(set, NULL, NULL), "(builtin)");
-	/* a registration naming a policy still wins */
-	ck_assert_str_eq(MATCH(set, "/kubepods/pod" PU, "be"), "be");
+	/* a registration's name is no policy name: "be"'s qos_class excludes a guaranteed pod */
+	ck_assert_str_eq(MATCH(set, "/kubepods/pod" PU, "be"), "gu");
+	thps_policy_set_free(set);
+}
+END_TEST
+
+/* The tenant boundary (thps_policy_choose): an annotation names a policy only where the
+ * policy's own selectors hold for the container's cgroup; a mode annotation applies only
+ * where the policy's tenant_mode delegates it. */
+#define PA  "11111111-1111-4111-8111-111111111111"
+#define PA_ "11111111_1111_4111_8111_111111111111"
+#define PB  "22222222-2222-4222-8222-222222222222"
+#define PB_ "22222222_2222_4222_8222_222222222222"
+#define CGA                                                                                        \
+	"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" PA_ ".slice/crio-" CID \
+	".scope"
+#define CGB                                                                                        \
+	"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" PB_ ".slice/crio-" CID \
+	".scope"
+START_TEST(test_choose_tenant)
+{
+	struct thps_policy_set *set = load_text(
+	    "{\"policies\": [\n"
+	    "{\"name\": \"all\", \"match\": {\"cgroup\": \"/kubepods.slice/*\"}},\n"
+	    "{\"name\": \"pod-b-only\", \"match\": {\"pod_uid\": \"" PB "\"}, \"mode\": "
+	    "\"enforce\"},\n"
+	    "{\"name\": \"be-obs\", \"match\": {\"qos_class\": \"besteffort\"}},\n"
+	    "{\"name\": \"be-enf\", \"match\": {\"qos_class\": \"besteffort\"}, \"mode\": "
+	    "\"enforce\"},\n"
+	    "{\"name\": \"be-any\", \"match\": {\"qos_class\": \"besteffort\"}, "
+	    "\"tenant_mode\": \"any\"},\n"
+	    "{\"name\": \"be-optout\", \"match\": {\"qos_class\": \"besteffort\"}, \"mode\": "
+	    "\"enforce\", \"tenant_mode\": \"observe\"},\n"
+	    "{\"name\": \"be-optin\", \"match\": {\"qos_class\": \"besteffort\"}, "
+	    "\"tenant_mode\": \"enforce\"}\n"
+	    "]}");
+	struct thps_choice c;
+
+	ck_assert_int_eq(set->policies[0].tenant_mode, THPS_TENANT_MODE_FIXED);
+	ck_assert_int_eq(set->policies[4].tenant_mode, THPS_TENANT_MODE_ANY);
+	/* pod A names pod B's policy: refused, A gets what matching gives it */
+	thps_policy_choose(set, CGA, CID, "pod-b-only", NULL, &c);
+	ck_assert_str_eq(c.policy->name, thps_policy_match(set, CGA, CID)->name);
+	ck_assert_str_ne(c.policy->name, "pod-b-only");
+	ck_assert_int_eq(c.refused, THPS_CHOICE_NOT_MATCHED);
+	ck_assert_int_eq(c.mode, c.policy->mode);
+	/* pod B names it: applied */
+	thps_policy_choose(set, CGB, CID, "pod-b-only", NULL, &c);
+	ck_assert_str_eq(c.policy->name, "pod-b-only");
+	ck_assert_int_eq(c.refused, THPS_CHOICE_OK);
+	ck_assert_int_eq(c.mode, THPS_MODE_ENFORCE);
+	/* unknown name: matching, said */
+	thps_policy_choose(set, CGA, CID, "nope", NULL, &c);
+	ck_assert_int_eq(c.refused, THPS_CHOICE_UNKNOWN_POLICY);
+	ck_assert_str_eq(c.policy->name, thps_policy_match(set, CGA, CID)->name);
+	/* a cgroup outside every selector naming a policy: the built-in */
+	thps_policy_choose(set, "/system.slice/x.scope", "x", "be-obs", NULL, &c);
+	ck_assert_str_eq(c.policy->name, "(builtin)");
+	ck_assert_int_eq(c.refused, THPS_CHOICE_NOT_MATCHED);
+	/* modes: fixed by default, both ways */
+	thps_policy_choose(set, CGA, CID, "be-obs", "enforce", &c);
+	ck_assert_str_eq(c.policy->name, "be-obs");
+	ck_assert_int_eq(c.mode, THPS_MODE_OBSERVE);
+	ck_assert(c.mode_refused);
+	thps_policy_choose(set, CGA, CID, "be-enf", "observe", &c);
+	ck_assert_int_eq(c.mode, THPS_MODE_ENFORCE);
+	ck_assert(c.mode_refused);
+	/* the policy's own mode asked: nothing refused */
+	thps_policy_choose(set, CGA, CID, "be-enf", "enforce", &c);
+	ck_assert_int_eq(c.mode, THPS_MODE_ENFORCE);
+	ck_assert(!c.mode_refused);
+	/* delegated: any, observe (opt out only), enforce (opt in only) */
+	thps_policy_choose(set, CGA, CID, "be-any", "enforce", &c);
+	ck_assert_int_eq(c.mode, THPS_MODE_ENFORCE);
+	ck_assert(!c.mode_refused);
+	thps_policy_choose(set, CGA, CID, "be-optout", "observe", &c);
+	ck_assert_int_eq(c.mode, THPS_MODE_OBSERVE);
+	thps_policy_choose(set, CGA, CID, "be-optin", "enforce", &c);
+	ck_assert_int_eq(c.mode, THPS_MODE_ENFORCE);
+	thps_policy_choose(set, CGA, CID, "be-optin", "", &c);
+	ck_assert_int_eq(c.mode, THPS_MODE_OBSERVE);
+	/* a refused name does not carry its tenant_mode: the matched policy's decides */
+	thps_policy_choose(set, "/system.slice/x.scope", "x", "be-any", "enforce", &c);
+	ck_assert_str_eq(c.policy->name, "(builtin)");
+	ck_assert_int_eq(c.mode, THPS_MODE_OBSERVE);
+	ck_assert(c.mode_refused);
+	/* no set: the built-in, whose mode is fixed */
+	thps_policy_choose(NULL, CGA, NULL, "be-any", "enforce", &c);
+	ck_assert_str_eq(c.policy->name, "(builtin)");
+	ck_assert_int_eq(c.mode, THPS_MODE_OBSERVE);
 	thps_policy_set_free(set);
 }
 END_TEST
@@ -947,6 +1035,7 @@ static Suite *policy_suite(void)
 	tc = tcase_create("match");
 	tcase_add_test(tc, test_match_specificity);
 	tcase_add_test(tc, test_match_kubernetes);
+	tcase_add_test(tc, test_choose_tenant);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dir");
 	tcase_add_checked_fixture(tc, setup_dir, teardown_dir);

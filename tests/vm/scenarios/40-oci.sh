@@ -109,7 +109,8 @@ vm_check inotify-events "$(tr '\n' ';' < /tmp/regs-watch.log)" \
 	sh -c "grep -q '^added ctr1$' /tmp/regs-watch.log && grep -q '^removed ctr1$' /tmp/regs-watch.log"
 
 # 1b: thpshrinkd reads the registrations. ctr4's annotation names policy "shrink" (enforce,
-# reclaim) whose own selector matches no cgroup, so only the annotation can select it; its
+# reclaim) whose own selector matches registered containers under /thps-oci only (an
+# annotation names a policy only where its match holds: thpshrink-policy(5) TENANTS); its
 # workload has 32 low-util THPs. The daemon must pick the registration up, apply "shrink",
 # give back >= 95 % of the waste it saw (6.1: ask and report 0, the kernel cannot), label the
 # cgroup with the container id in /metrics, and drop that series once the container is deleted.
@@ -126,7 +127,7 @@ else
 	mkdir -p $D/pol $D/state
 	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
 	cat >$D/pol/10-shrink.json <<'JEOF'
-{ "name": "shrink", "match": { "cgroup": "/no-such-cgroup" }, "mode": "enforce", "action": "reclaim",
+{ "name": "shrink", "match": { "cgroup": "/thps-oci/*", "container": "*" }, "mode": "enforce", "action": "reclaim",
   "trigger": { "min_waste": "2M" }, "cooldown": "1s",
   "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
 JEOF

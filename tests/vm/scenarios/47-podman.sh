@@ -78,9 +78,10 @@ echo "# $(pm --version 2>&1), $(chroot $R $BIN_CONMON --version 2>&1 | head -1),
 
 mkdir -p $D/pol $D/state
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
-# The policy matches no cgroup by itself: only the annotation can select it.
+# The policy matches registered containers only (match.container "*"): a container without the
+# hook's registration (the plain twin) is never its; the annotation names it where it holds.
 cat > $D/pol/10-pm-split.json <<'JEOF'
-{ "name": "pm-split", "match": { "cgroup": "/no-such-cgroup" }, "mode": "enforce", "action": "split",
+{ "name": "pm-split", "match": { "container": "*" }, "mode": "enforce", "action": "split",
   "trigger": { "min_waste": "2M" }, "cooldown": "1s",
   "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
 JEOF
