@@ -10,6 +10,7 @@
 
 #include "daemon-glue.h"
 #include "metrics.h"
+#include "promote.h"
 #include "recollapse.h"
 
 /* What the daemon keeps per cgroup between passes. */
@@ -32,6 +33,8 @@ struct crecord {
 		uint64_t pass_found, pass_collapsed, pass_bytes;
 		uint64_t opportunity_bytes; /* dense bytes still in small pages (last pass) */
 		uint64_t pass_not_asked;    /* processes: PR_SET_THP_DISABLE, refused before */
+		uint64_t pass_held_back;    /* ranges: re-collapsed before, in their backoff */
+		uint64_t pass_failures[THPS_PROMOTE_FAIL_MAX]; /* by reason, this pass */
 		uint64_t ino;		    /* of the cgroup's directory, for the metrics */
 		bool looked;		    /* a promote policy matched it */
 		bool observe;		    /* the policy observes: found, not collapsed */

@@ -71,12 +71,20 @@ struct collect {
 	uint64_t *addrs;
 	size_t n, cap;
 	uint64_t max; /* stop after this many */
+	const struct thps_promote_opts *opts;
+	pid_t pid;
+	uint64_t start;
+	uint64_t *held_back;
 };
 
 static int collect_one(void *userdata, uint64_t addr)
 {
 	struct collect *c = userdata;
 
+	if (c->opts->admit && !c->opts->admit(c->opts->userdata, c->pid, c->start, addr)) {
+		(*c->held_back)++;
+		return 0;
+	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 64;
 		uint64_t *a = realloc(c->addrs, cap * sizeof(*a));
@@ -253,7 +261,8 @@ int thps_promote_pid(const struct thps_ctx *ctx, const struct thps_geometry *g, 
 	if (r < 0)
 		return r;
 	f.budget_bytes = opts->fallback_budget;
-	c.max = room;
+	c = (struct collect){.max = room, .opts = opts, .pid = pid, .start = start,
+			     .held_back = &res->ranges_held_back};
 	t0 = now_ns();
 	r = thps_dense_walk(&f, ctx, pid, collect_one, &c);
 	res->find_ns += now_ns() - t0;

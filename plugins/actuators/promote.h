@@ -33,6 +33,9 @@ struct thps_promote_opts {
 	/* called for each range collapsed (optional): the daemon remembers what it promoted */
 	void (*collapsed)(void *userdata, pid_t pid, uint64_t pid_starttime, uint64_t addr);
 	void *userdata;
+	/* asked for each dense range found (optional; NULL: all admitted): a range not admitted
+	 * is skipped and counted in res->ranges_held_back (the daemon's per-range backoff) */
+	bool (*admit)(void *userdata, pid_t pid, uint64_t starttime, uint64_t addr);
 };
 
 struct thps_promote_result {
@@ -42,6 +45,7 @@ struct thps_promote_result {
 	uint64_t ranges_verified;		  /* a THP afterwards (opts.verify) */
 	uint64_t ranges_not_tried;		  /* found, but the pass stopped first */
 	uint64_t ranges_retried;		  /* EAGAIN once: asked again, alone */
+	uint64_t ranges_held_back;		  /* dense, but opts.admit said not now */
 	uint64_t failures[THPS_PROMOTE_FAIL_MAX]; /* ranges (DISABLED: processes) */
 	bool stopped;				  /* EAGAIN/ENOMEM ended the pass */
 	bool budget_hit;			  /* the pagemap fallback stopped at its budget */

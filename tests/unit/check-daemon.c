@@ -17,6 +17,7 @@
 #include "manager.h"
 #include "publish.h"
 #include "pass.h"
+#include "promote-pass.h"
 #include "records.h"
 #include "macro.h"
 #include "thp.h"
@@ -53,6 +54,17 @@ static void put(const char *rel, const char *text)
 	ck_assert_ptr_nonnull(f);
 	fputs(text, f);
 	fclose(f);
+}
+
+/* A pass as the daemon runs it: the promote step planned, run (here inline), then applied
+ * after decide -> act. */
+static void decide(time_t now)
+{
+	struct promote_job *pj = promote_plan(m);
+
+	promote_run(pj);
+	pass_decide(m, now, pj);
+	promote_job_free(pj);
 }
 
 static char *get(const char *rel)
@@ -175,7 +187,7 @@ START_TEST(test_records_follow_cgroup_dirs)
 	fake_cgroup("b");
 	load_policy("observe");
 	set_scan(both);
-	pass_decide(m, 1000);
+	decide(1000);
 	ck_assert_uint_eq(m->recs.n, 2);
 	ck_assert_ptr_nonnull(records_find(&m->recs, "/a"));
 	ck_assert_ptr_nonnull(records_find(&m->recs, "/b"));
@@ -183,14 +195,14 @@ START_TEST(test_records_follow_cgroup_dirs)
 
 	/* Without THPs this pass, a cgroup keeps its record (and counters) while its dir exists. */
 	set_scan(none);
-	pass_decide(m, 1001);
+	decide(1001);
 	ck_assert_uint_eq(m->recs.n, 2);
 	ck_assert_uint_eq(records_find(&m->recs, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
 	ck_assert_int_eq(records_find(&m->recs, "/b")->last_time, 1000);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/cg/b", root);
 	ck_assert_int_eq(system(cmd), 0);
-	pass_decide(m, 1002);
+	decide(1002);
 	ck_assert_uint_eq(m->recs.n, 1);
 	ck_assert_ptr_nonnull(records_find(&m->recs, "/a"));
 	ck_assert_ptr_null(records_find(&m->recs, "/b"));
@@ -207,7 +219,7 @@ START_TEST(test_observe_asks_kernel_nothing)
 	load_policy("enforce");
 	m->observe_only = true; /* --dry-run, or a kernel without memory.reclaim */
 	set_scan(one);
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_OBSERVE);
@@ -231,7 +243,7 @@ START_TEST(test_enforce_reclaim_writes_and_counts)
 	fake_cgroup("work");
 	load_policy("enforce");
 	set_scan(one);
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_RECLAIM);
@@ -289,7 +301,7 @@ START_TEST(test_pinned_ranges_fire_no_split)
 	rec = records_get(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	pin_ranges(rec, 2);
-	pass_decide(m, 1000);
+	decide(1000);
 	ck_assert_str_eq(rec->last.rule, "observe");
 	ck_assert_uint_eq(rec->last.lowutil_thps, 2);
 	ck_assert_uint_eq(rec->last.waste_bytes, 2u << 21);
@@ -298,7 +310,7 @@ START_TEST(test_pinned_ranges_fire_no_split)
 	load_policy_action("enforce", "split");
 	thps_recollapse_clear(&rec->split);
 	pin_ranges(rec, 4);
-	pass_decide(m, 1001);
+	decide(1001);
 	ck_assert_str_eq(rec->last.rule, "no_trigger");
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_NONE);
 	ck_assert_uint_eq(rec->act[DGLUE_ACT_SPLIT].count, 0);
@@ -306,7 +318,7 @@ START_TEST(test_pinned_ranges_fire_no_split)
 
 	/* A reclaim policy is not about splits: the pinned ranges are waste to it. */
 	load_policy_action("observe", "reclaim");
-	pass_decide(m, 1002);
+	decide(1002);
 	ck_assert_uint_eq(rec->last.waste_bytes, 4u << 21);
 }
 END_TEST
@@ -321,7 +333,7 @@ START_TEST(test_status_json_one_cgroup)
 	fake_cgroup("work");
 	load_policy("enforce");
 	set_scan(one);
-	pass_decide(m, 1234);
+	decide(1234);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(publish(m), 0);
@@ -418,7 +430,7 @@ START_TEST(test_kubelet_tree_qos_policies)
 	path_of(textfile, sizeof(textfile), "metrics.prom");
 	m->o.textfile = textfile;
 	set_scan(paths);
-	pass_decide(m, 1000);
+	decide(1000);
 	ck_assert_int_eq(publish(m), 0);
 	prom = get("metrics.prom");
 	status = get("state/status.json");
@@ -536,7 +548,7 @@ START_TEST(test_promote_observe_finds_only)
 	fake_dense_process("1");
 	load_promote_policy("observe");
 	set_scan(none); /* under THP=never: no THP, the promote step still looks */
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert(rec->prom.looked);
@@ -561,14 +573,14 @@ START_TEST(test_promote_thp_disabled_not_asked)
 	fake_dense_process("0");
 	load_promote_policy("enforce");
 	set_scan(none);
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_uint_eq(rec->prom.pass_found, 0);
 	ck_assert_uint_eq(rec->prom.pass_not_asked, 1);
 	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_DISABLED], 1);
 	/* remembered: the next pass does not even look */
-	pass_decide(m, 1001);
+	decide(1001);
 	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_DISABLED], 1);
 	ck_assert_uint_eq(records_find(&m->recs, "/work")->prom.pass_not_asked, 1);
 	ck_assert_msg(strstr(records_find(&m->recs, "/work")->prom.why, "1 processes not asked"), "why: %s",
