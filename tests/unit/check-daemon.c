@@ -568,6 +568,7 @@ START_TEST(test_promote_thp_disabled_not_asked)
 {
 	const char *none[] = { NULL };
 	const struct crecord *rec;
+	_cleanup_free_ char *text = NULL;
 
 	fake_cgroup("work");
 	fake_dense_process("0");
@@ -579,6 +580,23 @@ START_TEST(test_promote_thp_disabled_not_asked)
 	ck_assert_uint_eq(rec->prom.pass_found, 0);
 	ck_assert_uint_eq(rec->prom.pass_not_asked, 1);
 	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_DISABLED], 1);
+	ck_assert_int_eq(publish(m), 0);
+	text = get("state/status.json");
+	{
+		json_object *root_j = json_tokener_parse(text), *arr, *e, *p, *f, *v;
+
+		ck_assert_ptr_nonnull(root_j);
+		ck_assert(json_object_object_get_ex(root_j, "cgroups", &arr));
+		e = json_object_array_get_idx(arr, 0);
+		ck_assert(json_object_object_get_ex(e, "promote", &p));
+		ck_assert(json_object_object_get_ex(p, "pass_failures", &f));
+		ck_assert(json_object_object_get_ex(f, "thp_disabled", &v));
+		ck_assert_int_eq(json_object_get_int64(v), 1);
+		ck_assert_int_eq(json_object_object_length(f), 1);
+		ck_assert(json_object_object_get_ex(p, "pass_held_back", &v));
+		ck_assert_int_eq(json_object_get_int64(v), 0);
+		json_object_put(root_j);
+	}
 	/* remembered: the next pass does not even look */
 	decide(1001);
 	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_DISABLED], 1);
