@@ -37,7 +37,7 @@ struct scan_job {
 	struct thps_scan scan;
 	int r;
 	char error[256];
-	int done_fd; /* eventfd the thread signals; -1 inline */
+	int done_fd;		     /* eventfd the thread signals; -1 inline */
 	struct promote_job *promote; /* after the scan, on the same thread; NULL: none */
 };
 

@@ -185,8 +185,7 @@ static int plan_process(struct manager *m, struct promote_job *j, pid_t pid, con
 		c->not_asked++;
 		return 0;
 	}
-	if (!grow((void **)&j->procs, &j->cap_procs, j->n_procs, sizeof(*j->procs),
-		  PLAN_PROCS_MAX))
+	if (!grow((void **)&j->procs, &j->cap_procs, j->n_procs, sizeof(*j->procs), PLAN_PROCS_MAX))
 		return j->n_procs >= PLAN_PROCS_MAX ? -ENOSPC : -ENOMEM;
 	j->procs[j->n_procs++] =
 	    (struct promote_proc){.pid = pid, .cg = (uint32_t)cg, .starttime = start};
@@ -259,7 +258,8 @@ static int run_process(struct promote_job *j, struct promote_proc *p)
 	struct run_ctx rc = {.j = j, .cg = p->cg};
 	struct thps_promote_result res = {};
 	struct thps_promote_opts opts = {
-	    .max_bytes = c->observe ? 0 : c->plan.max_bytes - MIN(c->plan.max_bytes, c->collapsed * thp),
+	    .max_bytes =
+		c->observe ? 0 : c->plan.max_bytes - MIN(c->plan.max_bytes, c->collapsed * thp),
 	    .dry_run = c->observe,
 	    .use_scan = true,
 	    .fallback_budget = UINT64_C(64) << 30,
@@ -295,8 +295,8 @@ static int run_process(struct promote_job *j, struct promote_proc *p)
 	for (unsigned i = 0; i < THPS_PROMOTE_FAIL_MAX; i++)
 		c->failures[i] += res.failures[i];
 	p->collapsed = res.ranges_collapsed;
-	p->refused = res.failures[THPS_PROMOTE_FAIL_REFUSED] ||
-		     res.failures[THPS_PROMOTE_FAIL_DISABLED];
+	p->refused =
+	    res.failures[THPS_PROMOTE_FAIL_REFUSED] || res.failures[THPS_PROMOTE_FAIL_DISABLED];
 	if (res.note[0] && !c->note[0])
 		snprintf(c->note, sizeof(c->note), "%.190s", res.note);
 	if (res.stopped) {
@@ -376,7 +376,9 @@ static struct crecord *record_for(struct manager *m, const struct promote_job *j
 	if (!c->reached && !c->note[0] && c->processes > c->not_asked &&
 	    (j->stopped || j->fatal || j->cancelled))
 		snprintf(p->note, sizeof(p->note), "the step ended before this cgroup: %s",
-			 j->stopped ? "no free huge page" : j->fatal ? "may not advise" : "stopping");
+			 j->stopped ? "no free huge page"
+			 : j->fatal ? "may not advise"
+				    : "stopping");
 	return rec;
 }
 
@@ -452,8 +454,8 @@ void promote_apply(struct manager *m, const struct promote_job *j)
 		m->promote_warned = true;
 	}
 	if (j->stopped)
-		log_notice("cgroup '%s': promotion stops for this pass: %s", j->cgs[j->stop_cg].path,
-			   j->stop_note);
+		log_notice("cgroup '%s': promotion stops for this pass: %s",
+			   j->cgs[j->stop_cg].path, j->stop_note);
 	if (j->over)
 		log_notice("Promotion: %zu processes beyond this pass's plan (%u cgroups, %u "
 			   "processes at most) wait for a later pass",

@@ -166,7 +166,8 @@ static int write_status(struct manager *m)
 				json_object_object_add(
 				    p, "pass_held_back",
 				    json_object_new_int64((int64_t)c->prom.pass_held_back));
-				json_object_object_add(p, "pass_failures", promote_failures(&c->prom));
+				json_object_object_add(p, "pass_failures",
+						       promote_failures(&c->prom));
 				json_object_object_add(e, "promote", p);
 			}
 		}

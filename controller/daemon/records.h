@@ -35,10 +35,10 @@ struct crecord {
 		uint64_t pass_not_asked;    /* processes: PR_SET_THP_DISABLE, refused before */
 		uint64_t pass_held_back;    /* ranges: re-collapsed before, in their backoff */
 		uint64_t pass_failures[THPS_PROMOTE_FAIL_MAX]; /* by reason, this pass */
-		uint64_t ino;		    /* of the cgroup's directory, for the metrics */
-		bool looked;		    /* a promote policy matched it */
-		bool observe;		    /* the policy observes: found, not collapsed */
-		uint64_t max_bytes;	    /* the policy's max_bytes_per_pass */
+		uint64_t ino;	    /* of the cgroup's directory, for the metrics */
+		bool looked;	    /* a promote policy matched it */
+		bool observe;	    /* the policy observes: found, not collapsed */
+		uint64_t max_bytes; /* the policy's max_bytes_per_pass */
 		char policy[72];
 		char note[200]; /* the first failure or stop of the pass */
 		char why[400];	/* why promoted or not, for explain */

@@ -261,7 +261,10 @@ int thps_promote_pid(const struct thps_ctx *ctx, const struct thps_geometry *g, 
 	if (r < 0)
 		return r;
 	f.budget_bytes = opts->fallback_budget;
-	c = (struct collect){.max = room, .opts = opts, .pid = pid, .start = start,
+	c = (struct collect){.max = room,
+			     .opts = opts,
+			     .pid = pid,
+			     .start = start,
 			     .held_back = &res->ranges_held_back};
 	t0 = now_ns();
 	r = thps_dense_walk(&f, ctx, pid, collect_one, &c);
