@@ -88,7 +88,7 @@ struct promote_job {
 	bool stopped; /* ENOMEM: no free huge page */
 	uint32_t stop_cg;
 	char stop_note[256];
-	uint64_t cpu_ns;
+	uint64_t cpu_ns, wall_ns;
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -310,11 +310,12 @@ static int run_process(struct promote_job *j, struct promote_proc *p)
 
 void promote_run(struct promote_job *j)
 {
-	uint64_t c0;
+	uint64_t c0, t0;
 
 	if (!j)
 		return;
 	c0 = thread_cpu_ns();
+	t0 = now_mono_usec();
 	for (size_t i = 0; i < j->n_procs; i++) {
 		/* between processes: one process's walk and collapses take milliseconds */
 		if (atomic_load(&j->cancel)) {
@@ -325,6 +326,7 @@ void promote_run(struct promote_job *j)
 			break;
 	}
 	j->cpu_ns = thread_cpu_ns() - c0;
+	j->wall_ns = (now_mono_usec() - t0) * 1000;
 }
 
 void promote_cancel(struct promote_job *j)
@@ -414,6 +416,8 @@ void promote_apply(struct manager *m, const struct promote_job *j)
 {
 	if (!j)
 		return;
+	log_debug("Promote step: %zu processes in %zu cgroups, %.3f s (CPU %.3f s)%s", j->n_procs,
+		  j->n_cgs, j->wall_ns / 1e9, j->cpu_ns / 1e9, j->cancelled ? ", cancelled" : "");
 	for (size_t i = 0; i < j->n_cgs; i++) {
 		const struct promote_cgroup *c = &j->cgs[i];
 		struct crecord *rec;
