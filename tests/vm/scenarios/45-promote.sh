@@ -152,3 +152,147 @@ JEOF
 	grep -i 'promot' $D/daemon.log | head -5 | sed 's/^/# daemon: /'
 	rmdir $TG $SB 2>/dev/null
 done
+
+# --- hostile tenants (issue 33), under THP=never, thpshrinkd with one promote policy over all of
+# them; sizes reduced for CI (tests/bench/promote-daemon.sh runs the full ones).
+# 1. A tenant whose first dense range has a page held by a pipe (vmsplice: the collapse answers
+#    EAGAIN) and, started after it (so /proc lists it later), a plain dense one: the second still
+#    gets all its THPs in the same passes, and the first one's failure is said per cgroup.
+# 2. A tenant that drops and re-touches one page per 2 MiB of 64 MiB every 500 ms: each range
+#    the daemon collapsed comes back dense but not a THP. Over P passes the daemon collapses a
+#    range at most floor(log2 P) + 1 times (the backoff), not P times: asserted from the
+#    daemon's counter and from what the tenant saw in its own smaps.
+# 3. 20 processes of 32,000 VMAs each (CI scale): while the promote step walks them, SIGHUP
+#    is logged within 1 s, status.json is rewritten at least every 20 s, and SIGTERM ends the
+#    daemon within 1 s.
+RMB=64
+NRR=$((RMB / 2))
+VMAS=32000 VPROCS=20
+# tenant_start CG NAME ARGS...: thpshrink-tenant inside CG, waits for its "ready" line.
+tenant_start() {
+	_cg=$(vm_cgpath "$1") _n=$2; shift 2
+	rm -f $D/$_n.out
+	sh -c "echo \$\$ > '$_cg/cgroup.procs' && exec thpshrink-tenant $*" >$D/$_n.out 2>&1 &
+	eval "${_n}_PID=\$!"
+	_i=0
+	while ! grep -q '^ready' $D/$_n.out 2>/dev/null && [ $_i -lt 1800 ]; do sleep 0.1; _i=$((_i + 1)); done
+	grep -q '^ready' $D/$_n.out || { echo "# thpshrink-tenant $_n never got ready: $(cat $D/$_n.out)"; return 1; }
+}
+# metrics_at FILE: the metrics text, once (figures compared with each other come from one read)
+metrics_at() { wget -q -O "$1" "http://127.0.0.1:$PORT/metrics" 2>/dev/null; }
+mval() { # FILE NAME FRAGMENT
+	awk -v n="$2" -v c="$3" '(index($0, n "{") == 1 || index($0, n " ") == 1) && (c == "" || index($0, c)) { v += $NF } END { print v + 0 }' "$1"
+}
+# backoff_bound P RANGES: the most collapses RANGES ranges get in P passes: floor(log2 P) + 1 each
+backoff_bound() { awk -v p="$1" -v n="$2" 'BEGIN { k = 0; while (2 ^ (k + 1) <= p) k++; print n * (k + 1) }'; }
+# log_wait PATTERN N SECS: until the daemon log holds N lines matching PATTERN; prints the wait
+log_wait() {
+	_t0=$(vm_uptime)
+	while [ "$(grep -c "$1" $D/daemon-h.log)" -lt "$2" ]; do
+		kill -0 $DPID 2>/dev/null || break
+		awk -v a="$_t0" -v b="$(vm_uptime)" -v s="$3" 'BEGIN { exit !(b - a > s) }' && break
+		sleep 0.05
+	done
+	echo "$_t0 $(vm_uptime)" | awk '{ printf "%.2f", $2 - $1 }'
+}
+
+hostile() {
+	vm_set_thp_knob enabled never
+	mkdir -p $D/pol-h $D/state-h
+	cat >$D/pol-h/10-promote.json <<JEOF
+{ "name": "hostile", "match": { "cgroup": "/thps-ph*" }, "mode": "enforce",
+  "promote": { "max_bytes_per_pass": "1G" } }
+JEOF
+	chmod 644 $D/pol-h/*.json
+	PG=$(vm_cgroup_new thps-ph-pin) BG=$(vm_cgroup_new thps-ph-second) RG=$(vm_cgroup_new thps-ph-retouch)
+	tenant_start $PG pin --pin 8 && dense_start $BG sec && tenant_start $RG ret --retouch $RMB ||
+		{ vm_fail hostile.start "a tenant did not start"; return; }
+	thpshrinkd --policy-dir $D/pol-h --state-dir $D/state-h --listen 127.0.0.1:$PORT \
+		--interval 1 --scan-cpu 100 -v >$D/daemon-h.log 2>&1 &
+	DPID=$!
+	i=0
+	until [ "$(metric thpshrink_promoted_ranges_total 'cgroup="/thps-ph-second"')" -ge $NR ]; do
+		i=$((i + 1)); [ $i -le 600 ] || break; sleep 0.1
+	done
+	metrics_at $D/m-pin.prom
+	vm_check hostile.pinned-first "second tenant: $(mval $D/m-pin.prom thpshrink_promoted_ranges_total 'cgroup="/thps-ph-second"') of $NR ranges promoted after $((i / 10)) s, in $(mval $D/m-pin.prom thpshrink_scans_total '') passes, beside the pinned tenant" \
+		[ "$(mval $D/m-pin.prom thpshrink_promoted_ranges_total 'cgroup="/thps-ph-second"')" = $NR ]
+	thpshrink explain --state-dir $D/state-h /thps-ph-pin >$D/explain-pin.out 2>&1
+	vm_check hostile.pinned-said "pinned tenant's explain: $(grep '^promote:' $D/explain-pin.out | cut -c1-200)" \
+		grep -q "^promote:.*process $pin_PID" $D/explain-pin.out
+	vm_check hostile.pinned-metric "thpshrink_promote_failures_total $(grep '^thpshrink_promote_failures_total' $D/m-pin.prom | awk '$NF > 0' | tr '\n' ' ')" \
+		[ "$(mval $D/m-pin.prom thpshrink_promote_failures_total '')" -ge 1 ]
+	dense_finish sec
+	vm_check hostile.second-thp "second tenant's own smaps: $(v sec after dense_thp) of $((DMB << 20)) dense bytes are THPs" \
+		[ "$(v sec after dense_thp)" = $((DMB << 20)) ]
+	# the re-touching tenant: passes go on for 16 s more
+	sleep 16
+	metrics_at $D/m-ret.prom
+	kill $DPID; wait $DPID
+	sleep 1.2 # the tenant's next cycle sees the last collapses
+	kill $ret_PID; wait $ret_PID
+	P=$(mval $D/m-ret.prom thpshrink_scans_total '')
+	C=$(mval $D/m-ret.prom thpshrink_promoted_ranges_total 'cgroup="/thps-ph-retouch"')
+	S=$(sed -n 's/^retouch: .*thp_seen=\([0-9]*\).*/\1/p' $D/ret.out)
+	echo "# retouch: $P passes, the daemon collapsed $C ranges of $NRR (bound $(backoff_bound "$P" $NRR), $((P * NRR)) without backoff); the tenant saw $S THPs: $(grep '^retouch' $D/ret.out)"
+	vm_check hostile.retouch-passes "$P passes in the window (>= 8 to tell a backoff from none)" [ "$P" -ge 8 ]
+	vm_check hostile.retouch-daemon "daemon's collapses $C in $P passes: >= $((2 * NRR)) (it re-collapses) and <= $(backoff_bound "$P" $NRR) (floor(log2 P) + 1 per range)" \
+		[ "$C" -ge $((2 * NRR)) -a "$C" -le "$(backoff_bound "$P" $NRR)" ]
+	vm_check hostile.retouch-tenant "THPs the tenant saw in its own smaps: $S, >= $NRR and <= $(backoff_bound $((P + 1)) $NRR)" \
+		[ -n "$S" ] && [ "$S" -ge $NRR -a "$S" -le "$(backoff_bound $((P + 1)) $NRR)" ]
+	grep -E 'promot|Promote step' $D/daemon-h.log | tail -3 | sed 's/^/# daemon: /'
+	kill $pin_PID; wait $pin_PID
+	rmdir $PG $BG $RG 2>/dev/null
+
+	# 3. many processes of many VMAs
+	VG=$(vm_cgroup_new thps-ph-vmas)
+	T0=$(vm_uptime)
+	tenant_start $VG vmas --vmas $VMAS --procs $VPROCS || { vm_fail hostile.vmas-start "the tenant did not start"; return; }
+	echo "# $VPROCS processes of $VMAS VMAs ready in $(echo "$T0 $(vm_uptime)" | awk '{ printf "%.1f", $2 - $1 }') s"
+	rm -f $D/state-h/status.json
+	thpshrinkd --policy-dir $D/pol-h --state-dir $D/state-h --listen 127.0.0.1:$PORT \
+		--interval 2 --scan-cpu 100 -v >$D/daemon-h.log 2>&1 &
+	DPID=$!
+	log_wait 'Pass done' 1 300 >/dev/null
+	# status.json's age, every second, from now on
+	(while kill -0 $DPID 2>/dev/null; do date -r $D/state-h/status.json +%s 2>/dev/null; sleep 1; done) >$D/hb.txt &
+	HB=$!
+	HB0=$(date +%s)
+	worst=0
+	for k in 1 2 3 4 5; do
+		kill -HUP $DPID
+		w=$(log_wait 'SIGHUP: reloading' $k 30)
+		worst=$(echo "$worst $w" | awk '{ print ($2 > $1) ? $2 : $1 }')
+		sleep 1.7
+	done
+	vm_check hostile.vmas-reload "5 SIGHUPs during passes over $VPROCS x $VMAS VMAs: the slowest logged after $worst s (< 1 s)" \
+		awk -v w="$worst" 'BEGIN { exit !(w < 1) }'
+	while [ $(($(date +%s) - HB0)) -lt 25 ]; do sleep 1; done
+	# SIGTERM in the middle of a promote step: half its last duration after its scan
+	n=$(grep -c 'Pass (' $D/daemon-h.log)
+	log_wait 'Pass (' $((n + 1)) 120 >/dev/null
+	pd=$(sed -n 's/.*Promote step: .*, \([0-9.]*\) s (CPU.*/\1/p' $D/daemon-h.log | tail -1)
+	sd=$(sed -n 's/.*Pass done: .*, \([0-9.]*\) s$/\1/p' $D/daemon-h.log | tail -1)
+	sleep "$(echo "$sd $pd" | awk '{ printf "%.2f", $1 + $2 / 2 }')"
+	T0=$(vm_uptime)
+	kill $DPID
+	while kill -0 $DPID 2>/dev/null; do sleep 0.02; done
+	T1=$(vm_uptime)
+	wait $DPID
+	drc=$?
+	wait $HB
+	# gaps between rewrites, and from the last one to the daemon's end
+	gap=$(awk -v end="$(date +%s)" 'NR > 1 && $1 != last { if ($1 - last > g) g = $1 - last } { if ($1 != last) last = $1 } END { if (end - last > g) g = end - last; print g + 0 }' $D/hb.txt)
+	echo "# vmas: scan $sd s, promote step $pd s per pass; $(grep -c 'Pass done' $D/daemon-h.log) passes; $(grep 'Promote step' $D/daemon-h.log | tail -1 | sed 's/.*thpshrinkd: //')"
+	vm_check hostile.vmas-heartbeat "status.json over $(($(date +%s) - HB0)) s: the longest gap $gap s (<= 21: 20 s and the clock's 1 s)" \
+		[ -s $D/hb.txt ] && [ "$gap" -le 21 ]
+	vm_check hostile.vmas-sigterm "SIGTERM $(echo "$T0 $T1" | awk '{ printf "%.2f", $2 - $1 }') s after it, $(grep -q 'Leaving the scan in progress' $D/daemon-h.log && echo 'during a pass' || echo 'between passes'), exit $drc (< 1 s, 0)" \
+		awk -v a="$T0" -v b="$T1" -v r="$drc" 'BEGIN { exit !(b - a < 1 && r == 0) }'
+	kill $vmas_PID; wait $vmas_PID
+	rmdir $VG 2>/dev/null
+}
+if grep -q never $THP_SYS/enabled; then
+	hostile
+else
+	vm_skip hostile "THP mode never not offered"
+fi
