@@ -162,12 +162,15 @@ done
 #    the daemon collapsed comes back dense but not a THP. Over P passes the daemon collapses a
 #    range at most floor(log2 P) + 1 times (the backoff), not P times: asserted from the
 #    daemon's counter and from what the tenant saw in its own smaps.
-# 3. 20 processes of 32,000 VMAs each (CI scale): while the promote step walks them, SIGHUP
+# 3. 20 processes of 32,000 VMAs each (CI scale; the bench: 190): while the promote step walks them, SIGHUP
 #    is logged within 1 s, status.json is rewritten at least every 20 s, and SIGTERM ends the
 #    daemon within 1 s.
 RMB=64
 NRR=$((RMB / 2))
 VMAS=32000 VPROCS=20
+# tests/bench/promote-daemon.sh boots with thps.pvprocs=190, the full size
+v=$(sed -n 's/.*thps\.pvprocs=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$v" ] && VPROCS=$v
 # tenant_start CG NAME ARGS...: thpshrink-tenant inside CG, waits for its "ready" line.
 tenant_start() {
 	_cg=$(vm_cgpath "$1") _n=$2; shift 2
