@@ -56,7 +56,10 @@ check_workloads() {
 	done
 }
 
+# thps.promote-hostile-only=1 on the kernel's command line (the bench) runs only the last part
+only_hostile=$(sed -n 's/.*thps\.promote-hostile-only=\(1\).*/\1/p' /proc/cmdline)
 for mode in never madvise; do
+	[ "$only_hostile" = 1 ] && break
 	if ! grep -q "$mode" $THP_SYS/enabled; then
 		vm_skip $mode "THP mode $mode not offered"
 		continue
