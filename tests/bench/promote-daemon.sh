@@ -13,7 +13,7 @@ K=${2:-k612}
 S=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mktemp -d /tmp/thps-bench-promote-daemon.XXXXXX)
 THPS_VM_SCENARIOS=45-promote THPS_VM_OUTDIR=$OUT THPS_VM_MEM=${THPS_VM_MEM:-6G} \
-	THPS_VM_APPEND="thps.pvprocs=${PVPROCS:-190} thps.promote-hostile-only=1" THPS_VM_TIMEOUT=${THPS_VM_TIMEOUT:-2400} \
+	THPS_VM_APPEND="thps.pvprocs=${PVPROCS:-190} thps.pvvmas=${PVVMAS:-32000} thps.promote-hostile-only=1" THPS_VM_TIMEOUT=${THPS_VM_TIMEOUT:-2400} \
 	top_builddir=$B "$S/vm/run-vm.sh" "$K" || true
 grep -E 'hostile|# (vmas|retouch|[0-9]+ processes)' "$OUT/$K.result" "$OUT/$K.log" 2>/dev/null |
 	sed 's/^[^:]*://' | sort -u

@@ -165,15 +165,19 @@ done
 #    the daemon collapsed comes back dense but not a THP. Over P passes the daemon collapses a
 #    range at most floor(log2 P) + 1 times (the backoff), not P times: asserted from the
 #    daemon's counter and from what the tenant saw in its own smaps.
-# 3. 20 processes of 32,000 VMAs each (CI scale; the bench: 190): while the promote step walks them, SIGHUP
-#    is logged within 1 s, status.json is rewritten at least every 20 s, and SIGTERM ends the
-#    daemon within 1 s.
+# 3. 20 processes of 8,000 VMAs each (CI scale; the bench: 190 of 32,000): while passes walk
+#    them, status.json is rewritten at least every 20 s, SIGHUP is logged within 1 s, and
+#    SIGTERM half a second into the promote step ends the daemon within 1 s.
 RMB=64
 NRR=$((RMB / 2))
-VMAS=32000 VPROCS=20
-# tests/bench/promote-daemon.sh boots with thps.pvprocs=190, the issue's full size
+# 20 processes of 8,000 VMAs: under TCG the scan of 20 x 32,000 took 153 s a pass (the
+# promote step 10-18 s); tests/bench/promote-daemon.sh boots with thps.pvprocs=190
+# thps.pvvmas=32000, the issue's full size
+VMAS=8000 VPROCS=20
 v=$(sed -n 's/.*thps\.pvprocs=\([0-9]*\).*/\1/p' /proc/cmdline)
 [ -n "$v" ] && VPROCS=$v
+v=$(sed -n 's/.*thps\.pvvmas=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$v" ] && VMAS=$v
 # tenant_start CG NAME ARGS...: thpshrink-tenant inside CG, waits for its "ready" line.
 tenant_start() {
 	_cg=$(vm_cgpath "$1") _n=$2; shift 2
@@ -204,6 +208,7 @@ log_wait() {
 
 hostile() {
 	vm_set_thp_knob enabled never
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
 	mkdir -p $D/pol-h $D/state-h
 	cat >$D/pol-h/10-promote.json <<JEOF
 { "name": "hostile", "match": { "cgroup": "/thps-ph*" }, "mode": "enforce",
@@ -260,38 +265,39 @@ JEOF
 		--interval 2 --scan-cpu 100 -v >$D/daemon-h.log 2>&1 &
 	DPID=$!
 	log_wait 'Pass done' 1 300 >/dev/null
-	# status.json's age, every second, from now on
+	# status.json's mtime every second from now on; no signal for 25 s (a reload rewrites it)
 	(while kill -0 $DPID 2>/dev/null; do date -r $D/state-h/status.json +%s 2>/dev/null; sleep 1; done) >$D/hb.txt &
 	HB=$!
 	HB0=$(date +%s)
-	worst=0
-	for k in 1 2 3 4 5; do
+	sleep 25
+	gap=$(awk -v end="$(date +%s)" 'NF == 0 { next } n++ && $1 != last { if ($1 - last > g) g = $1 - last } { last = $1 } END { if (!n) { print "none"; exit } if (end - last > g) g = end - last; print g + 0 }' $D/hb.txt)
+	kill $HB; wait $HB 2>/dev/null
+	vm_check hostile.vmas-heartbeat "status.json over $(($(date +%s) - HB0)) s of passes over $VPROCS x $VMAS VMAs: the longest gap $gap s (<= 21: 20 s and the clock's 1 s)" \
+		[ "$gap" != none ] && [ "$gap" -le 21 ]
+	# a SIGHUP every 0.5 s for 12 s: wherever the pass is, each is logged within 1 s
+	worst=0 k=0
+	while [ $k -lt 24 ]; do
+		k=$((k + 1))
 		kill -HUP $DPID
 		w=$(log_wait 'SIGHUP: reloading' $k 30)
 		worst=$(echo "$worst $w" | awk '{ print ($2 + 0 > $1 + 0) ? $2 : $1 }')
-		sleep 1.7
+		sleep 0.5
 	done
-	vm_check hostile.vmas-reload "5 SIGHUPs during passes over $VPROCS x $VMAS VMAs: the slowest logged after $worst s (< 1 s)" \
+	vm_check hostile.vmas-reload "$k SIGHUPs 0.5 s apart during passes over $VPROCS x $VMAS VMAs: the slowest logged after $worst s (< 1 s)" \
 		awk -v w="$worst" 'BEGIN { exit !(w + 0 < 1) }'
-	while [ $(($(date +%s) - HB0)) -lt 25 ]; do sleep 1; done
-	# SIGTERM in the middle of a promote step: half its last duration after its scan
+	# SIGTERM half a second into the promote step: the last scan's time after a pass starts
+	# (the step follows the scan: on the scan's thread here, on the loop before issue 33)
 	n=$(grep -c 'Pass (' $D/daemon-h.log)
-	log_wait 'Pass (' $((n + 1)) 120 >/dev/null
-	pd=$(sed -n 's/.*Promote step: .*, \([0-9.]*\) s (CPU.*/\1/p' $D/daemon-h.log | tail -1)
+	log_wait 'Pass (' $((n + 1)) 300 >/dev/null
 	sd=$(sed -n 's/.*Pass done: .*, \([0-9.]*\) s$/\1/p' $D/daemon-h.log | tail -1)
-	sleep "$(echo "$sd $pd" | awk '{ printf "%.2f", $1 + $2 / 2 }')"
+	sleep "$(echo "$sd" | awk '{ printf "%.2f", $1 + 0.5 }')"
 	T0=$(vm_uptime)
 	kill $DPID
 	while kill -0 $DPID 2>/dev/null; do sleep 0.02; done
 	T1=$(vm_uptime)
 	wait $DPID
 	drc=$?
-	wait $HB
-	# gaps between rewrites, and from the last one to the daemon's end
-	gap=$(awk -v end="$(date +%s)" 'NF == 0 { next } n++ && $1 != last { if ($1 - last > g) g = $1 - last } { last = $1 } END { if (!n) { print "none"; exit } if (end - last > g) g = end - last; print g + 0 }' $D/hb.txt)
-	echo "# vmas: scan $sd s, promote step $pd s per pass; $(grep -c 'Pass done' $D/daemon-h.log) passes; $(grep 'Promote step' $D/daemon-h.log | tail -1 | sed 's/.*thpshrinkd: //')"
-	vm_check hostile.vmas-heartbeat "status.json over $(($(date +%s) - HB0)) s: the longest gap $gap s (<= 21: 20 s and the clock's 1 s)" \
-		[ "$gap" != none ] && [ "$gap" -le 21 ]
+	echo "# vmas: $(grep -c 'Pass done' $D/daemon-h.log) passes, scan $sd s; $(grep 'Promote step' $D/daemon-h.log | tail -1 | sed 's/.*thpshrinkd: //')"
 	vm_check hostile.vmas-sigterm "SIGTERM $(echo "$T0 $T1" | awk '{ printf "%.2f", $2 - $1 }') s after it, $(grep -q 'Leaving the scan in progress' $D/daemon-h.log && echo 'during a pass' || echo 'between passes'), exit $drc (< 1 s, 0)" \
 		awk -v a="$T0" -v b="$T1" -v r="$drc" 'BEGIN { exit !(b - a < 1 && r + 0 == 0) }'
 	kill $vmas_PID; wait $vmas_PID
