@@ -250,7 +250,7 @@ JEOF
 	vm_check hostile.retouch-daemon "daemon's collapses $C in $P passes: >= $((2 * NRR)) (it re-collapses) and <= $(backoff_bound "$P" $NRR) (floor(log2 P) + 1 per range)" \
 		[ "$C" -ge $((2 * NRR)) -a "$C" -le "$(backoff_bound "$P" $NRR)" ]
 	vm_check hostile.retouch-tenant "THPs the tenant saw in its own smaps: $S, >= $NRR and <= $(backoff_bound $((P + 1)) $NRR)" \
-		[ -n "$S" ] && [ "$S" -ge $NRR -a "$S" -le "$(backoff_bound $((P + 1)) $NRR)" ]
+		[ "$S" -ge $NRR -a "$S" -le "$(backoff_bound $((P + 1)) $NRR)" ]
 	grep -E 'promot|Promote step' $D/daemon-h.log | tail -3 | sed 's/^/# daemon: /'
 	kill $pin_PID; wait $pin_PID
 	rmdir $PG $BG $RG 2>/dev/null
@@ -273,7 +273,7 @@ JEOF
 	gap=$(awk -v end="$(date +%s)" 'NF == 0 { next } n++ && $1 != last { if ($1 - last > g) g = $1 - last } { last = $1 } END { if (!n) { print "none"; exit } if (end - last > g) g = end - last; print g + 0 }' $D/hb.txt)
 	kill $HB; wait $HB 2>/dev/null
 	vm_check hostile.vmas-heartbeat "status.json over $(($(date +%s) - HB0)) s of passes over $VPROCS x $VMAS VMAs: the longest gap $gap s (<= 21: 20 s and the clock's 1 s)" \
-		[ "$gap" != none ] && [ "$gap" -le 21 ]
+		[ "$gap" != none -a "$gap" -le 21 ]
 	# a SIGHUP every 0.5 s for 12 s: wherever the pass is, each is logged within 1 s
 	worst=0 k=0
 	while [ $k -lt 24 ]; do
