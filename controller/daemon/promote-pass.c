@@ -365,7 +365,9 @@ static struct crecord *record_for(struct manager *m, const struct promote_job *j
 	p->pass_collapsed = c->collapsed;
 	p->pass_bytes = c->collapsed * thp;
 	p->pass_held_back = c->held_back;
-	p->opportunity_bytes = (c->found - c->collapsed + c->held_back) * thp;
+	/* ranges held back are among those found (the library asks admit right before a
+	 * collapse): still dense in small pages */
+	p->opportunity_bytes = (c->found - MIN(c->found, c->collapsed)) * thp;
 	p->pass_not_asked = c->not_asked + c->failures[THPS_PROMOTE_FAIL_DISABLED];
 	memcpy(p->pass_failures, c->failures, sizeof(p->pass_failures));
 	p->ranges += c->collapsed;
