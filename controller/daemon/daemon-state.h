@@ -21,6 +21,7 @@
 #include "records.h"
 #include "metrics.h"
 #include "promote.h"
+#include "promote-backoff.h"
 #include "recollapse.h"
 #include "registrations.h"
 #include "scan-memo.h"
@@ -36,7 +37,8 @@ struct scan_job {
 	struct thps_scan scan;
 	int r;
 	char error[256];
-	int done_fd; /* eventfd the thread signals; -1 inline */
+	int done_fd;		     /* eventfd the thread signals; -1 inline */
+	struct promote_job *promote; /* after the scan, on the same thread; NULL: none */
 };
 
 struct manager {
@@ -93,6 +95,9 @@ struct manager {
 	} promote_refused[256]; /* processes that said no (EINVAL/EPERM): never asked again */
 	size_t n_promote_refused, promote_refused_next;
 	bool promote_warned;
+	/* per-range backoff of re-collapses: the pass thread's while a pass runs, see
+	 * promote-pass.c */
+	struct promote_backoff backoff;
 };
 
 static inline uint64_t now_mono_usec(void)

@@ -32,6 +32,7 @@
 #include "probe-measure.h"
 #include "probe-scratch.h"
 #include "procev.h"
+#include "promote-pass.h"
 
 #define EXEC_DEBOUNCE_USEC (2 * 1000000ULL)
 
@@ -99,8 +100,7 @@ static void pass_start(struct manager *m, const char *why)
 		log_warning_errno(r, "Failed to start the scan thread, scanning inline: %m");
 		scan_job_run(j);
 		pass_finish(m, j);
-		thps_scan_free(&j->scan);
-		free(j);
+		scan_job_free(j);
 		rearm_timer(m);
 		return;
 	}
@@ -116,8 +116,7 @@ static int on_scan_done(sd_event_source *s, int fd, uint32_t revents, void *user
 		return 0;
 	pthread_join(m->thread, NULL);
 	pass_finish(m, m->job);
-	thps_scan_free(&m->job->scan);
-	free(m->job);
+	scan_job_free(m->job);
 	m->job = NULL;
 	if (m->again) {
 		m->again = false;
@@ -606,7 +605,7 @@ int manager_pass(struct manager *m, const char *why)
 	log_debug("Pass (%s)", why);
 	scan_job_run(j);
 	pass_finish(m, j);
-	free(j);
+	scan_job_free(j);
 	return 0;
 }
 
@@ -631,6 +630,9 @@ void manager_free(struct manager *m)
 		 * process exit, with everything it touches. */
 		static struct manager *abandoned; /* reachable, so leak checkers stay quiet */
 
+		/* The promote step stops at its next process; a collapse under way ends with
+		 * the process. */
+		promote_cancel(m->job->promote);
 		log_info("Leaving the scan in progress to process exit");
 		http_server_stop(m->http);
 		m->http = NULL;
@@ -662,5 +664,6 @@ void manager_free(struct manager *m)
 	scan_memo_free(m->memo);
 	dglue_policies_free(m->policies);
 	thps_engine_free(m->engine);
+	promote_backoff_free(&m->backoff);
 	free(m);
 }

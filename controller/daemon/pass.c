@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rest of a pass once the scan is in: per cgroup decide → act, the records the daemon
  * keeps per cgroup between passes, and the re-collapse accounting of splits. Runs on the
- * loop's thread (or inline with --once); the scan thread only fills a scan_job. */
+ * loop's thread (or inline with --once); the scan thread only fills a scan_job: the scan, then
+ * the promote step planned when the job was made (promote-pass.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -199,13 +200,13 @@ static void decide_and_act(struct manager *m, time_t now)
 	thps_engine_end_pass(m->engine);
 }
 
-void pass_decide(struct manager *m, time_t now)
+void pass_decide(struct manager *m, time_t now, const struct promote_job *promoted)
 {
 	for (size_t i = 0; i < m->recs.n; i++)
 		m->recs.v[i].seen = false;
 	thps_scan_sort(&m->scan);
 	decide_and_act(m, now);
-	pass_promote(m);
+	promote_apply(m, promoted);
 	records_prune(&m->recs, cgroup_gone, m);
 }
 
@@ -229,12 +230,23 @@ struct scan_job *scan_job_new(struct manager *m)
 		scan_memo_plan(m->memo, &m->geom, dglue_policies_max_cut(m->policies), &j->opts);
 	thps_scan_init(&j->scan, &m->geom);
 	j->done_fd = -1;
+	j->promote = promote_plan(m);
 	return j;
 }
 
 void scan_job_run(struct scan_job *j)
 {
 	j->r = dglue_collect(&j->ctx, &j->opts, &j->scan, j->error, sizeof(j->error));
+	promote_run(j->promote);
+}
+
+void scan_job_free(struct scan_job *j)
+{
+	if (!j)
+		return;
+	thps_scan_free(&j->scan);
+	promote_job_free(j->promote);
+	free(j);
 }
 
 /* Takes the finished job's scan and does the rest of the pass on the loop's thread. */
@@ -252,7 +264,7 @@ void pass_finish(struct manager *m, struct scan_job *j)
 	/* The global scan budget (THPs per second, CPU share) is charged with what the pass cost;
 	 * pass_start() defers the next pass while it is in debt. */
 	thps_engine_charge_scan(m->engine, m->last_pass_end, j->scan.summary.thps_scanned,
-				j->scan.summary.cpu_ns / 1000);
+				j->scan.summary.cpu_ns / 1000 + promote_cpu_usec(j->promote));
 	if (m->memo)
 		scan_memo_learn(m->memo, &j->scan.summary);
 	thps_scan_free(&m->scan);
@@ -264,7 +276,7 @@ void pass_finish(struct manager *m, struct scan_job *j)
 	log_debug("Pass done: %zu cgroups, %" PRIu64 " processes, %.3f s", m->scan.n_cgroups,
 		  m->scan.summary.procs_scanned, m->scan.summary.wall_ns / 1e9);
 
-	pass_decide(m, ts.tv_sec);
+	pass_decide(m, ts.tv_sec, j->promote);
 	publish(m);
 	notify_status(m);
 }

@@ -3,11 +3,24 @@
  * enforce mode collapses the process's dense ranges (promote.h) within the cgroup's budget for
  * the pass, an observe one only finds them. It walks /proc, not the scan: a cgroup under
  * THP=never has no THP for the scanner to see, and that is the cgroup promotion is for.
- * ENOMEM (no free huge page), or EAGAIN twice for a range, ends the step; a process the kernel
- * refused (EINVAL/EPERM) is remembered and never asked again. */
+ *
+ * Who owns what: promote_plan() runs on the loop and copies into the job everything the step
+ * needs from the manager (plans, refusals), so a SIGHUP that swaps the policies meanwhile
+ * cannot pull anything from under it. promote_run() runs on the pass's thread and writes only
+ * the job and m->backoff; the loop never touches m->backoff, and one pass runs at a time
+ * (m->job), so the backoff has one user at a time, ordered by pthread_create/join. The job's
+ * results reach the records only in promote_apply(), on the loop, after the join. Only the
+ * cancel flag is shared while the thread runs, and it is atomic.
+ *
+ * A process the kernel refused (EINVAL/EPERM, PR_SET_THP_DISABLE) is remembered and never
+ * asked again; any other failure of a process ends only that process. ENOMEM (no free huge
+ * page: the next process would get none either) or a daemon that may not advise others ends
+ * the step. A range the daemon collapsed that comes back dense but not a THP waits 1, 2, 4 ...
+ * passes before it is collapsed again (promote-backoff.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +36,69 @@
 #include "regwatch.h"
 #include "cgroups.h"
 #include "proc.h"
+
+/* Bounds of one pass's plan: beyond them the rest waits for a later pass (said in the log). */
+#define PLAN_CGROUPS_MAX 4096u
+#define PLAN_PROCS_MAX	 65536u
+#define MARKS_MAX	 65536u /* collapsed ranges handed back to the records per pass */
+
+struct promote_cgroup {
+	char *path;
+	struct dglue_promote_plan plan;
+	bool observe;
+	uint64_t processes, not_asked; /* planned; not asked (refused before) */
+	/* filled by promote_run() */
+	uint64_t found, collapsed, held_back, reached;
+	uint64_t failures[THPS_PROMOTE_FAIL_MAX];
+	int err; /* the first error reading a process */
+	char note[200];
+};
+
+struct promote_proc {
+	pid_t pid;
+	uint32_t cg;
+	uint64_t starttime;
+	uint64_t collapsed; /* filled by promote_run() */
+	bool refused;	    /* the kernel or the process said no: not asked again */
+};
+
+struct promote_mark {
+	uint32_t cg;
+	pid_t pid;
+	uint64_t starttime, addr;
+};
+
+struct promote_job {
+	struct thps_ctx ctx;
+	struct thps_geometry geom;
+	uint64_t pass;
+	struct promote_backoff *backoff;
+	struct promote_cgroup *cgs;
+	size_t n_cgs, cap_cgs;
+	struct promote_proc *procs;
+	size_t n_procs, cap_procs;
+	size_t over; /* processes left out of the plan by its bounds */
+	/* filled by promote_run() */
+	struct promote_mark *marks;
+	size_t n_marks, cap_marks;
+	atomic_bool cancel;
+	bool cancelled;
+	int fatal; /* -EPERM / -ENOSYS: this daemon may not advise others */
+	pid_t fatal_pid;
+	bool stopped; /* ENOMEM: no free huge page */
+	uint32_t stop_cg;
+	char stop_note[256];
+	uint64_t cpu_ns, wall_ns;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static bool refused_before(const struct manager *m, pid_t pid, uint64_t start)
 {
@@ -41,117 +117,278 @@ static void remember_refused(struct manager *m, pid_t pid, uint64_t start)
 	m->n_promote_refused = MIN(m->n_promote_refused + 1, ELEMENTSOF(m->promote_refused));
 }
 
+static bool grow(void **v, size_t *cap, size_t n, size_t size, size_t max)
+{
+	size_t c;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	if (n >= max)
+		return false;
+	c = MIN(max, *cap ? *cap * 2 : 64);
+	p = reallocarray(*v, c, size);
+	if (!p)
+		return false;
+	*v = p;
+	*cap = c;
+	return true;
+}
+
+/* The plan of cgroup path, made once per pass: its index in j->cgs, or -ENOSPC / -ENOMEM. */
+static int cgroup_of(struct manager *m, struct promote_job *j, const char *path)
+{
+	const struct thps_registration *reg;
+	struct promote_cgroup *c;
+
+	for (size_t i = 0; i < j->n_cgs; i++)
+		if (!strcmp(j->cgs[i].path, path))
+			return (int)i;
+	if (!grow((void **)&j->cgs, &j->cap_cgs, j->n_cgs, sizeof(*j->cgs), PLAN_CGROUPS_MAX))
+		return j->n_cgs >= PLAN_CGROUPS_MAX ? -ENOSPC : -ENOMEM;
+	c = &j->cgs[j->n_cgs];
+	*c = (struct promote_cgroup){.path = strdup(path)};
+	if (!c->path)
+		return -ENOMEM;
+	reg = reg_find(m, path);
+	dglue_promote_plan(m->policies, path, reg, &c->plan);
+	c->observe = m->observe_only || !c->plan.enforce;
+	return (int)j->n_cgs++;
+}
+
+/* Adds process pid (a /proc entry) to the plan when its cgroup's policy promotes. Returns 0,
+ * or -ENOSPC / -ENOMEM when the plan is full. */
+static int plan_process(struct manager *m, struct promote_job *j, pid_t pid, const char *name)
+{
+	_cleanup_free_ char *text = NULL;
+	struct promote_cgroup *c;
+	char path[PATH_MAX];
+	uint64_t start;
+	int cg;
+
+	if (read_file_at(1 << 16, &text, m->ctx.proc_root, "%s/cgroup", name) < 0 ||
+	    thps_proc_cgroup_v2_path(text, path, sizeof(path)) < 0 || !strcmp(path, "/"))
+		return 0;
+	if (m->o.cgroup && thps_cgroup_path_within(path, m->o.cgroup) != 1)
+		return 0;
+	cg = cgroup_of(m, j, path);
+	if (cg < 0)
+		return cg;
+	c = &j->cgs[cg];
+	if (!c->plan.max_bytes || thps_proc_starttime(&m->ctx, pid, &start) < 0)
+		return 0;
+	c->processes++;
+	if (refused_before(m, pid, start)) {
+		c->not_asked++;
+		return 0;
+	}
+	if (!grow((void **)&j->procs, &j->cap_procs, j->n_procs, sizeof(*j->procs), PLAN_PROCS_MAX))
+		return j->n_procs >= PLAN_PROCS_MAX ? -ENOSPC : -ENOMEM;
+	j->procs[j->n_procs++] =
+	    (struct promote_proc){.pid = pid, .cg = (uint32_t)cg, .starttime = start};
+	return 0;
+}
+
+struct promote_job *promote_plan(struct manager *m)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct promote_job *j;
+	struct dirent *de;
+
+	if (!dglue_policies_promote(m->policies) || !m->geom.thp_size)
+		return NULL;
+	j = calloc(1, sizeof(*j));
+	d = opendir(m->ctx.proc_root);
+	if (!j || !d) {
+		log_warning_errno(j ? negative_errno() : -ENOMEM, "Cannot promote: %m");
+		promote_job_free(j);
+		return NULL;
+	}
+	j->ctx = m->ctx;
+	j->geom = m->geom;
+	j->pass = ++m->promote_pass;
+	j->backoff = &m->backoff;
+	atomic_init(&j->cancel, false);
+	while ((de = readdir(d))) {
+		uint64_t v;
+		int r;
+
+		if (parse_u64(de->d_name, &v) < 0 || v == 0 || v > INT32_MAX ||
+		    (pid_t)v == getpid())
+			continue;
+		r = plan_process(m, j, (pid_t)v, de->d_name);
+		if (r < 0)
+			j->over++;
+	}
+	return j;
+}
+
+struct run_ctx {
+	struct promote_job *j;
+	uint32_t cg;
+};
+
+static bool on_admit(void *userdata, pid_t pid, uint64_t starttime, uint64_t addr)
+{
+	const struct run_ctx *rc = userdata;
+
+	return promote_backoff_admit(rc->j->backoff, pid, starttime, addr, rc->j->pass);
+}
+
 static void on_collapsed(void *userdata, pid_t pid, uint64_t starttime, uint64_t addr)
 {
-	struct crecord *rec = userdata;
+	const struct run_ctx *rc = userdata;
+	struct promote_job *j = rc->j;
 
-	(void)thps_promoted_add(&rec->promoted, pid, starttime, addr);
+	(void)promote_backoff_collapsed(j->backoff, pid, starttime, addr, j->pass);
+	/* beyond the bound the split only loses a hint: it might pick a fresh THP of ours */
+	if (grow((void **)&j->marks, &j->cap_marks, j->n_marks, sizeof(*j->marks), MARKS_MAX))
+		j->marks[j->n_marks++] = (struct promote_mark){
+		    .cg = rc->cg, .pid = pid, .starttime = starttime, .addr = addr};
 }
 
-/* The record of cgroup path, its per-pass promote figures reset on its first process. */
-static struct crecord *record_for(struct manager *m, const char *path,
-				  const struct dglue_promote_plan *plan, bool observe)
+/* One planned process. Returns 1 to end the step, else 0. */
+static int run_process(struct promote_job *j, struct promote_proc *p)
 {
-	struct crecord *rec = records_get(&m->recs, path);
-
-	if (!rec)
-		return NULL;
-	rec->seen = true;
-	if (rec->prom.pass != m->promote_pass) {
-		rec->prom.pass = m->promote_pass;
-		rec->prom.pass_found = rec->prom.pass_collapsed = rec->prom.pass_bytes = 0;
-		rec->prom.opportunity_bytes = 0;
-		rec->prom.pass_not_asked = rec->prom.pass_opted_out = 0;
-		rec->prom.note[0] = 0;
-	}
-	if (!rec->prom.ino) {
-		char dir[PATH_MAX];
-		struct stat st;
-
-		if (thps_path(dir, sizeof(dir), m->ctx.cgroup_root, "%s", path + 1) == 0 &&
-		    stat(dir, &st) == 0)
-			rec->prom.ino = (uint64_t)st.st_ino;
-	}
-	rec->prom.looked = true;
-	rec->prom.observe = observe;
-	rec->prom.max_bytes = plan->max_bytes;
-	snprintf(rec->prom.policy, sizeof(rec->prom.policy), "%s", plan->policy);
-	return rec;
-}
-
-/* One process of a promoting cgroup. Returns 1 to end the step (no free huge page, or this
- * daemon may not advise others), else 0. */
-static int promote_process(struct manager *m, pid_t pid, const char *path,
-			   const struct dglue_promote_plan *plan, bool observe)
-{
-	const uint64_t thp = m->geom.thp_size;
-	struct crecord *rec = record_for(m, path, plan, observe);
+	struct promote_cgroup *c = &j->cgs[p->cg];
+	const uint64_t thp = j->geom.thp_size;
+	struct run_ctx rc = {.j = j, .cg = p->cg};
 	struct thps_promote_result res = {};
-	struct thps_promote_opts opts;
-	uint64_t start;
-	int r;
-
-	if (!rec)
-		return 1;
-	if (thps_proc_starttime(&m->ctx, pid, &start) < 0)
-		return 0;
-	if (refused_before(m, pid, start)) {
-		rec->prom.pass_not_asked++;
-		return 0;
-	}
-	opts = (struct thps_promote_opts){
-	    .max_bytes = observe ? 0 : plan->max_bytes - MIN(plan->max_bytes, rec->prom.pass_bytes),
-	    .dry_run = observe,
+	struct thps_promote_opts opts = {
+	    .max_bytes =
+		c->observe ? 0 : c->plan.max_bytes - MIN(c->plan.max_bytes, c->collapsed * thp),
+	    .dry_run = c->observe,
 	    .use_scan = true,
 	    .fallback_budget = UINT64_C(64) << 30,
 	    .collapsed = on_collapsed,
-	    .userdata = rec,
+	    .admit = on_admit,
+	    .userdata = &rc,
 	};
-	if (!observe && !opts.max_bytes) {
-		snprintf(rec->prom.note, sizeof(rec->prom.note),
+	int r;
+
+	if (!c->observe && !opts.max_bytes) {
+		snprintf(c->note, sizeof(c->note),
 			 "the pass's budget is spent: the rest waits for the next pass");
 		return 0;
 	}
-	r = thps_promote_pid(&m->ctx, &m->geom, pid, &opts, &res);
+	c->reached++;
+	r = thps_promote_pid(&j->ctx, &j->geom, p->pid, &opts, &res);
 	if (r < 0) {
-		if (!m->promote_warned)
-			log_warning_errno(r, "cgroup '%s': cannot promote process %d: %m", path,
-					  (int)pid);
-		m->promote_warned = true;
-		snprintf(rec->prom.note, sizeof(rec->prom.note), "cannot promote: %s",
-			 strerror(-r));
-		return r == -EPERM || r == -ENOSYS ? 1 : 0;
+		if (r == -EPERM || r == -ENOSYS) {
+			j->fatal = r;
+			j->fatal_pid = p->pid;
+			return 1;
+		}
+		if (!c->err)
+			c->err = r;
+		if (!c->note[0])
+			snprintf(c->note, sizeof(c->note), "cannot promote process %d: %s",
+				 (int)p->pid, strerror(-r));
+		return 0;
 	}
-	rec->prom.pass_found += res.ranges_found;
-	rec->prom.pass_collapsed += res.ranges_collapsed;
-	rec->prom.pass_bytes += res.ranges_collapsed * thp;
-	rec->prom.ranges += res.ranges_collapsed;
-	rec->prom.bytes += res.ranges_collapsed * thp;
-	rec->prom.opportunity_bytes += (res.ranges_found - res.ranges_collapsed) * thp;
+	c->found += res.ranges_found;
+	c->collapsed += res.ranges_collapsed;
+	c->held_back += res.ranges_held_back;
 	for (unsigned i = 0; i < THPS_PROMOTE_FAIL_MAX; i++)
-		m->promote_failures[i] += res.failures[i];
-	if (res.failures[THPS_PROMOTE_FAIL_REFUSED] || res.failures[THPS_PROMOTE_FAIL_DISABLED])
-		remember_refused(m, pid, start);
-	rec->prom.pass_not_asked += res.failures[THPS_PROMOTE_FAIL_DISABLED];
-	rec->prom.pass_opted_out += res.failures[THPS_PROMOTE_FAIL_OPTED_OUT];
-	if (res.note[0] && !rec->prom.note[0])
-		snprintf(rec->prom.note, sizeof(rec->prom.note), "%.190s", res.note);
-	if (res.ranges_collapsed)
-		log_info("cgroup '%s': promoted %" PRIu64 " dense ranges of process %d (%" PRIu64
-			 " bytes) into THPs",
-			 path, res.ranges_collapsed, (int)pid, res.ranges_collapsed * thp);
+		c->failures[i] += res.failures[i];
+	p->collapsed = res.ranges_collapsed;
+	p->refused =
+	    res.failures[THPS_PROMOTE_FAIL_REFUSED] || res.failures[THPS_PROMOTE_FAIL_DISABLED];
+	if (res.note[0] && !c->note[0])
+		snprintf(c->note, sizeof(c->note), "%.190s", res.note);
 	if (res.stopped) {
-		log_notice("cgroup '%s': promotion stops for this pass: %s", path, res.note);
+		j->stopped = true;
+		j->stop_cg = p->cg;
+		snprintf(j->stop_note, sizeof(j->stop_note), "%s", res.note);
 		return 1;
 	}
 	return 0;
+}
+
+void promote_run(struct promote_job *j)
+{
+	uint64_t c0, t0;
+
+	if (!j)
+		return;
+	c0 = thread_cpu_ns();
+	t0 = now_mono_usec();
+	for (size_t i = 0; i < j->n_procs; i++) {
+		/* between processes: one process's walk and collapses take milliseconds */
+		if (atomic_load(&j->cancel)) {
+			j->cancelled = true;
+			break;
+		}
+		if (run_process(j, &j->procs[i]))
+			break;
+	}
+	j->cpu_ns = thread_cpu_ns() - c0;
+	j->wall_ns = (now_mono_usec() - t0) * 1000;
+}
+
+void promote_cancel(struct promote_job *j)
+{
+	if (j)
+		atomic_store(&j->cancel, true);
+}
+
+uint64_t promote_cpu_usec(const struct promote_job *j)
+{
+	return j ? j->cpu_ns / 1000 : 0;
+}
+
+/* The record of cgroup c, its per-pass promote figures set from the job. */
+static struct crecord *record_for(struct manager *m, const struct promote_job *j,
+				  const struct promote_cgroup *c)
+{
+	struct crecord *rec = records_get(&m->recs, c->path);
+	struct crecord_promote *p;
+	const uint64_t thp = j->geom.thp_size;
+
+	if (!rec)
+		return NULL;
+	p = &rec->prom;
+	rec->seen = true;
+	if (!p->ino) {
+		char dir[PATH_MAX];
+		struct stat st;
+
+		if (thps_path(dir, sizeof(dir), m->ctx.cgroup_root, "%s", c->path + 1) == 0 &&
+		    stat(dir, &st) == 0)
+			p->ino = (uint64_t)st.st_ino;
+	}
+	p->pass = j->pass;
+	p->pass_found = c->found;
+	p->pass_collapsed = c->collapsed;
+	p->pass_bytes = c->collapsed * thp;
+	p->pass_held_back = c->held_back;
+	/* ranges held back are among those found (the library asks admit right before a
+	 * collapse): still dense in small pages */
+	p->opportunity_bytes = (c->found - MIN(c->found, c->collapsed)) * thp;
+	p->pass_not_asked = c->not_asked + c->failures[THPS_PROMOTE_FAIL_DISABLED];
+	p->pass_opted_out = c->failures[THPS_PROMOTE_FAIL_OPTED_OUT];
+	memcpy(p->pass_failures, c->failures, sizeof(p->pass_failures));
+	p->ranges += c->collapsed;
+	p->bytes += c->collapsed * thp;
+	p->looked = true;
+	p->observe = c->observe;
+	p->max_bytes = c->plan.max_bytes;
+	snprintf(p->policy, sizeof(p->policy), "%s", c->plan.policy);
+	snprintf(p->note, sizeof(p->note), "%s", c->note);
+	if (!c->reached && !c->note[0] && c->processes > c->not_asked &&
+	    (j->stopped || j->fatal || j->cancelled))
+		snprintf(p->note, sizeof(p->note), "the step ended before this cgroup: %s",
+			 j->stopped ? "no free huge page"
+			 : j->fatal ? "may not advise"
+				    : "stopping");
+	return rec;
 }
 
 /* The cgroup's word for explain, once the step has seen all its processes. */
 static void compose_why(const struct manager *m, struct crecord *rec)
 {
 	struct crecord_promote *p = &rec->prom;
-	char asked[96] = "", opted[96] = "";
+	char asked[96] = "", held[96] = "", opted[96] = "";
 
 	if (p->pass_not_asked)
 		snprintf(asked, sizeof(asked),
@@ -163,6 +400,10 @@ static void compose_why(const struct manager *m, struct crecord *rec)
 		snprintf(opted, sizeof(opted),
 			 "; %" PRIu64 " ranges opted out (MADV_NOHUGEPAGE, or EXCEPT_ADVISED)",
 			 p->pass_opted_out);
+	if (p->pass_held_back)
+		snprintf(held, sizeof(held),
+			 "; %" PRIu64 " ranges held back (re-collapsed before: backoff)",
+			 p->pass_held_back);
 	if (p->observe)
 		snprintf(p->why, sizeof(p->why),
 			 "policy '%.64s' observes: %" PRIu64
@@ -171,77 +412,76 @@ static void compose_why(const struct manager *m, struct crecord *rec)
 	else
 		snprintf(p->why, sizeof(p->why),
 			 "policy '%.64s': %" PRIu64 " dense ranges found, %" PRIu64
-			 " promoted this pass (max_bytes_per_pass %" PRIu64 ")%s%s%s%.100s",
+			 " promoted this pass (max_bytes_per_pass %" PRIu64 ")%s%s%s%s%.100s",
 			 p->policy, p->pass_found, p->pass_collapsed, p->max_bytes, asked, opted,
-			 p->note[0] ? "; " : "", p->note);
+			 held, p->note[0] ? "; " : "", p->note);
 }
 
-/* A small per-pass cache of cgroup -> plan: a cgroup holds many processes. */
-struct plan_cache {
-	char path[32][PATH_MAX];
-	struct dglue_promote_plan plan[32];
-	bool observe[32];
-	size_t n, next;
-};
-
-static void plan_of(struct manager *m, struct plan_cache *pc, const char *path,
-		    struct dglue_promote_plan *ret, bool *ret_observe)
+void promote_apply(struct manager *m, const struct promote_job *j)
 {
-	const struct thps_registration *reg;
+	if (!j)
+		return;
+	log_debug("Promote step: %zu processes in %zu cgroups, %.3f s (CPU %.3f s)%s", j->n_procs,
+		  j->n_cgs, j->wall_ns / 1e9, j->cpu_ns / 1e9, j->cancelled ? ", cancelled" : "");
+	for (size_t i = 0; i < j->n_cgs; i++) {
+		const struct promote_cgroup *c = &j->cgs[i];
+		struct crecord *rec;
 
-	for (size_t i = 0; i < pc->n; i++)
-		if (!strcmp(pc->path[i], path)) {
-			*ret = pc->plan[i];
-			*ret_observe = pc->observe[i];
+		if (!c->processes)
+			continue;
+		rec = record_for(m, j, c);
+		if (!rec) {
+			log_error("Out of memory recording cgroup '%s'", c->path);
 			return;
 		}
-	reg = reg_find(m, path);
-	dglue_promote_plan(m->policies, path, reg, ret);
-	*ret_observe = m->observe_only || !ret->enforce;
-	size_t i = pc->next++ % ELEMENTSOF(pc->path);
-	snprintf(pc->path[i], sizeof(pc->path[i]), "%s", path);
-	pc->plan[i] = *ret;
-	pc->observe[i] = *ret_observe;
-	pc->n = MIN(pc->n + 1, ELEMENTSOF(pc->path));
+		for (unsigned f = 0; f < THPS_PROMOTE_FAIL_MAX; f++)
+			m->promote_failures[f] += c->failures[f];
+		if (c->err && !m->promote_warned) {
+			m->promote_warned = true;
+			log_warning_errno(c->err, "cgroup '%s': %s", c->path, c->note);
+		}
+		if (c->collapsed)
+			log_info("cgroup '%s': promoted %" PRIu64 " dense ranges (%" PRIu64
+				 " bytes) into THPs%s%.200s",
+				 c->path, c->collapsed, c->collapsed * j->geom.thp_size,
+				 c->note[0] ? "; " : "", c->note);
+	}
+	for (size_t i = 0; i < j->n_procs; i++)
+		if (j->procs[i].refused)
+			remember_refused(m, j->procs[i].pid, j->procs[i].starttime);
+	for (size_t i = 0; i < j->n_marks; i++) {
+		const struct promote_mark *k = &j->marks[i];
+		struct crecord *rec = records_get(&m->recs, j->cgs[k->cg].path);
+
+		if (rec)
+			(void)thps_promoted_add(&rec->promoted, k->pid, k->starttime, k->addr);
+	}
+	if (j->fatal) {
+		if (!m->promote_warned)
+			log_warning_errno(j->fatal, "Cannot promote process %d: %m",
+					  (int)j->fatal_pid);
+		m->promote_warned = true;
+	}
+	if (j->stopped)
+		log_notice("cgroup '%s': promotion stops for this pass: %s",
+			   j->cgs[j->stop_cg].path, j->stop_note);
+	if (j->over)
+		log_notice("Promotion: %zu processes beyond this pass's plan (%u cgroups, %u "
+			   "processes at most) wait for a later pass",
+			   j->over, PLAN_CGROUPS_MAX, PLAN_PROCS_MAX);
+	for (size_t i = 0; i < m->recs.n; i++)
+		if (m->recs.v[i].prom.looked && m->recs.v[i].prom.pass == j->pass)
+			compose_why(m, &m->recs.v[i]);
 }
 
-void pass_promote(struct manager *m)
+void promote_job_free(struct promote_job *j)
 {
-	_cleanup_free_ struct plan_cache *pc = NULL;
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-
-	if (!dglue_policies_promote(m->policies) || !m->geom.thp_size)
+	if (!j)
 		return;
-	pc = calloc(1, sizeof(*pc));
-	d = opendir(m->ctx.proc_root);
-	if (!pc || !d) {
-		log_warning_errno(pc ? negative_errno() : -ENOMEM, "Cannot promote: %m");
-		return;
-	}
-	m->promote_pass++;
-	while ((de = readdir(d))) {
-		_cleanup_free_ char *text = NULL;
-		struct dglue_promote_plan plan;
-		char path[PATH_MAX];
-		bool observe;
-		uint64_t v;
-
-		if (parse_u64(de->d_name, &v) < 0 || v == 0 || v > INT32_MAX ||
-		    (pid_t)v == getpid())
-			continue;
-		if (read_file_at(1 << 16, &text, m->ctx.proc_root, "%s/cgroup", de->d_name) < 0 ||
-		    thps_proc_cgroup_v2_path(text, path, sizeof(path)) < 0 || !strcmp(path, "/"))
-			continue;
-		if (m->o.cgroup && thps_cgroup_path_within(path, m->o.cgroup) != 1)
-			continue;
-		plan_of(m, pc, path, &plan, &observe);
-		if (!plan.max_bytes)
-			continue;
-		if (promote_process(m, (pid_t)v, path, &plan, observe))
-			break;
-	}
-	for (size_t i = 0; i < m->recs.n; i++)
-		if (m->recs.v[i].prom.looked && m->recs.v[i].prom.pass == m->promote_pass)
-			compose_why(m, &m->recs.v[i]);
+	for (size_t i = 0; i < j->n_cgs; i++)
+		free(j->cgs[i].path);
+	free(j->cgs);
+	free(j->procs);
+	free(j->marks);
+	free(j);
 }

@@ -35,6 +35,19 @@ static json_object *json_name(const char *s)
 
 /* {"pod_uid", "container_id" (null for a pod's own cgroup), "qos_class"} for a cgroup
  * kubelet's layout names (k8s.h), or NULL. */
+/* This pass's failures of a cgroup's promotion by reason (the metric's label), the ones that
+ * happened only: each ended a range or a process, never the pass for others. */
+static json_object *promote_failures(const struct crecord_promote *p)
+{
+	json_object *o = json_object_new_object();
+
+	for (unsigned i = 0; o && i < THPS_PROMOTE_FAIL_MAX; i++)
+		if (p->pass_failures[i])
+			json_object_object_add(o, thps_promote_fail_name(i),
+					       json_object_new_int64((int64_t)p->pass_failures[i]));
+	return o;
+}
+
 static json_object *status_k8s(const char *path)
 {
 	struct thps_k8s_id id;
@@ -167,6 +180,11 @@ static int write_status(struct manager *m)
 				json_object_object_add(
 				    p, "opportunity_bytes",
 				    json_object_new_int64((int64_t)c->prom.opportunity_bytes));
+				json_object_object_add(
+				    p, "pass_held_back",
+				    json_object_new_int64((int64_t)c->prom.pass_held_back));
+				json_object_object_add(p, "pass_failures",
+						       promote_failures(&c->prom));
 				json_object_object_add(e, "promote", p);
 			}
 		}

@@ -10,6 +10,7 @@
 
 #include "daemon-glue.h"
 #include "metrics.h"
+#include "promote.h"
 #include "recollapse.h"
 
 /* What the daemon keeps per cgroup between passes. */
@@ -33,10 +34,12 @@ struct crecord {
 		uint64_t opportunity_bytes; /* dense bytes still in small pages (last pass) */
 		uint64_t pass_not_asked;    /* processes: PR_SET_THP_DISABLE, refused before */
 		uint64_t pass_opted_out;    /* ranges: MADV_NOHUGEPAGE, THPeligible 0 (always) */
-		uint64_t ino;		    /* of the cgroup's directory, for the metrics */
-		bool looked;		    /* a promote policy matched it */
-		bool observe;		    /* the policy observes: found, not collapsed */
-		uint64_t max_bytes;	    /* the policy's max_bytes_per_pass */
+		uint64_t pass_held_back;    /* ranges: re-collapsed before, in their backoff */
+		uint64_t pass_failures[THPS_PROMOTE_FAIL_MAX]; /* by reason, this pass */
+		uint64_t ino;	    /* of the cgroup's directory, for the metrics */
+		bool looked;	    /* a promote policy matched it */
+		bool observe;	    /* the policy observes: found, not collapsed */
+		uint64_t max_bytes; /* the policy's max_bytes_per_pass */
 		char policy[72];
 		char note[200]; /* the first failure or stop of the pass */
 		char why[400];	/* why promoted or not, for explain */

@@ -17,6 +17,7 @@
 #include "manager.h"
 #include "publish.h"
 #include "pass.h"
+#include "promote-pass.h"
 #include "records.h"
 #include "regwatch.h"
 #include "macro.h"
@@ -54,6 +55,17 @@ static void put(const char *rel, const char *text)
 	ck_assert_ptr_nonnull(f);
 	fputs(text, f);
 	fclose(f);
+}
+
+/* A pass as the daemon runs it: the promote step planned, run (here inline), then applied
+ * after decide -> act. */
+static void decide(time_t now)
+{
+	struct promote_job *pj = promote_plan(m);
+
+	promote_run(pj);
+	pass_decide(m, now, pj);
+	promote_job_free(pj);
 }
 
 static char *get(const char *rel)
@@ -176,7 +188,7 @@ START_TEST(test_records_follow_cgroup_dirs)
 	fake_cgroup("b");
 	load_policy("observe");
 	set_scan(both);
-	pass_decide(m, 1000);
+	decide(1000);
 	ck_assert_uint_eq(m->recs.n, 2);
 	ck_assert_ptr_nonnull(records_find(&m->recs, "/a"));
 	ck_assert_ptr_nonnull(records_find(&m->recs, "/b"));
@@ -184,14 +196,14 @@ START_TEST(test_records_follow_cgroup_dirs)
 
 	/* Without THPs this pass, a cgroup keeps its record (and counters) while its dir exists. */
 	set_scan(none);
-	pass_decide(m, 1001);
+	decide(1001);
 	ck_assert_uint_eq(m->recs.n, 2);
 	ck_assert_uint_eq(records_find(&m->recs, "/a")->act[DGLUE_ACT_OBSERVE].count, 1);
 	ck_assert_int_eq(records_find(&m->recs, "/b")->last_time, 1000);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/cg/b", root);
 	ck_assert_int_eq(system(cmd), 0);
-	pass_decide(m, 1002);
+	decide(1002);
 	ck_assert_uint_eq(m->recs.n, 1);
 	ck_assert_ptr_nonnull(records_find(&m->recs, "/a"));
 	ck_assert_ptr_null(records_find(&m->recs, "/b"));
@@ -208,7 +220,7 @@ START_TEST(test_observe_asks_kernel_nothing)
 	load_policy("enforce");
 	m->observe_only = true; /* --dry-run, or a kernel without memory.reclaim */
 	set_scan(one);
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_OBSERVE);
@@ -232,7 +244,7 @@ START_TEST(test_enforce_reclaim_writes_and_counts)
 	fake_cgroup("work");
 	load_policy("enforce");
 	set_scan(one);
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_RECLAIM);
@@ -275,13 +287,13 @@ START_TEST(test_scan_interval_spaces_decisions)
 	ck_assert_msg(strstr(err, "policies/t.json:4:22: max_thps_per_sec: deprecated and ignored"),
 		      "no warning: '%s'", err);
 	set_scan(one);
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_uint_eq(rec->act[DGLUE_ACT_RECLAIM].count, 1);
 	put("cg/work/memory.reclaim", "");
 	set_scan(one);
-	pass_decide(m, 1001);
+	decide(1001);
 	ck_assert_uint_eq(decisions_named("interval"), 1);
 	ck_assert_uint_eq(decisions_named("cooldown"), 0);
 	rec = records_find(&m->recs, "/work");
@@ -340,7 +352,7 @@ START_TEST(test_policy_keys_reach_the_pass)
 	}
 	thps_scan_finish(&m->scan, 0);
 	m->have_scan = true;
-	pass_decide(m, 1000);
+	decide(1000);
 	/* lowutil_cut: THPs 60/512 used are low-util at "20%" (bucket 1), not at the default 0 */
 	ck_assert_str_eq(records_find(&m->recs, "/cut0")->last.rule, "no_trigger");
 	ck_assert_str_eq(records_find(&m->recs, "/cut20")->last.rule, "observe");
@@ -388,7 +400,7 @@ START_TEST(test_registrations_select_policies)
 	snprintf(m->regs.items[1].cgroup, sizeof(m->regs.items[1].cgroup), "/named");
 	snprintf(m->regs.items[1].policy, sizeof(m->regs.items[1].policy), "chosen");
 	set_scan(paths);
-	pass_decide(m, 1000);
+	decide(1000);
 	ck_assert_str_eq(records_find(&m->recs, "/web")->last.policy, "webs");
 	ck_assert_str_eq(records_find(&m->recs, "/web")->last.rule, "observe");
 	ck_assert_str_eq(records_find(&m->recs, "/named")->last.policy, "chosen");
@@ -435,7 +447,7 @@ START_TEST(test_pinned_ranges_fire_no_split)
 	rec = records_get(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	pin_ranges(rec, 2);
-	pass_decide(m, 1000);
+	decide(1000);
 	ck_assert_str_eq(rec->last.rule, "observe");
 	ck_assert_uint_eq(rec->last.lowutil_thps, 2);
 	ck_assert_uint_eq(rec->last.waste_bytes, 2u << 21);
@@ -444,7 +456,7 @@ START_TEST(test_pinned_ranges_fire_no_split)
 	load_policy_action("enforce", "split");
 	thps_recollapse_clear(&rec->split);
 	pin_ranges(rec, 4);
-	pass_decide(m, 1001);
+	decide(1001);
 	ck_assert_str_eq(rec->last.rule, "no_trigger");
 	ck_assert_int_eq(rec->last.action, DGLUE_ACT_NONE);
 	ck_assert_uint_eq(rec->act[DGLUE_ACT_SPLIT].count, 0);
@@ -452,7 +464,7 @@ START_TEST(test_pinned_ranges_fire_no_split)
 
 	/* A reclaim policy is not about splits: the pinned ranges are waste to it. */
 	load_policy_action("observe", "reclaim");
-	pass_decide(m, 1002);
+	decide(1002);
 	ck_assert_uint_eq(rec->last.waste_bytes, 4u << 21);
 }
 END_TEST
@@ -488,7 +500,7 @@ START_TEST(test_status_json_one_cgroup)
 	fake_cgroup("work");
 	load_policy("enforce");
 	set_scan(one);
-	pass_decide(m, 1234);
+	decide(1234);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_int_eq(publish(m), 0);
@@ -585,7 +597,7 @@ START_TEST(test_kubelet_tree_qos_policies)
 	path_of(textfile, sizeof(textfile), "metrics.prom");
 	m->o.textfile = textfile;
 	set_scan(paths);
-	pass_decide(m, 1000);
+	decide(1000);
 	ck_assert_int_eq(publish(m), 0);
 	prom = get("metrics.prom");
 	status = get("state/status.json");
@@ -713,7 +725,7 @@ START_TEST(test_promote_observe_finds_only)
 	fake_dense_process("1");
 	load_promote_policy("observe");
 	set_scan(none); /* under THP=never: no THP, the promote step still looks */
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert(rec->prom.looked);
@@ -733,19 +745,37 @@ START_TEST(test_promote_thp_disabled_not_asked)
 {
 	const char *none[] = { NULL };
 	const struct crecord *rec;
+	_cleanup_free_ char *text = NULL;
 
 	fake_cgroup("work");
 	fake_dense_process("0");
 	load_promote_policy("enforce");
 	set_scan(none);
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_uint_eq(rec->prom.pass_found, 0);
 	ck_assert_uint_eq(rec->prom.pass_not_asked, 1);
 	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_DISABLED], 1);
+	ck_assert_int_eq(publish(m), 0);
+	text = get("state/status.json");
+	{
+		json_object *root_j = json_tokener_parse(text), *arr, *e, *p, *f, *v;
+
+		ck_assert_ptr_nonnull(root_j);
+		ck_assert(json_object_object_get_ex(root_j, "cgroups", &arr));
+		e = json_object_array_get_idx(arr, 0);
+		ck_assert(json_object_object_get_ex(e, "promote", &p));
+		ck_assert(json_object_object_get_ex(p, "pass_failures", &f));
+		ck_assert(json_object_object_get_ex(f, "thp_disabled", &v));
+		ck_assert_int_eq(json_object_get_int64(v), 1);
+		ck_assert_int_eq(json_object_object_length(f), 1);
+		ck_assert(json_object_object_get_ex(p, "pass_held_back", &v));
+		ck_assert_int_eq(json_object_get_int64(v), 0);
+		json_object_put(root_j);
+	}
 	/* remembered: the next pass does not even look */
-	pass_decide(m, 1001);
+	decide(1001);
 	ck_assert_uint_eq(m->promote_failures[THPS_PROMOTE_FAIL_DISABLED], 1);
 	ck_assert_uint_eq(records_find(&m->recs, "/work")->prom.pass_not_asked, 1);
 	ck_assert_msg(strstr(records_find(&m->recs, "/work")->prom.why, "1 processes not asked"), "why: %s",
@@ -764,7 +794,7 @@ START_TEST(test_promote_nohugepage_opted_out)
 	fake_vmflags = "";
 	load_promote_policy("enforce");
 	set_scan(none);
-	pass_decide(m, 1000);
+	decide(1000);
 	rec = records_find(&m->recs, "/work");
 	ck_assert_ptr_nonnull(rec);
 	ck_assert_uint_eq(rec->prom.pass_found, 0);
@@ -825,7 +855,7 @@ START_TEST(test_tenant_one_rule)
 	reg_add("cd", "/d", "", "observe");
 	reg_add("co", "/o", "enf", "enforce");
 	set_scan(paths);
-	pass_decide(m, 1000);
+	decide(1000);
 	for (size_t i = 0; i < ELEMENTSOF(want); i++) {
 		const struct crecord *rec = records_find(&m->recs, want[i].path);
 		struct dglue_promote_plan plan;

@@ -3,6 +3,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "promote-backoff.h"
 #include "recollapse.h"
 #include "test-main.h"
 
@@ -135,6 +136,54 @@ START_TEST(test_promoted_never_split_while_whole)
 }
 END_TEST
 
+/* A range that comes back dense-but-not-THP every pass (the tenant drops and re-touches a
+ * page) is collapsed on passes 1, 2, 4, 8, ...: floor(log2 K) + 1 times in K passes. */
+START_TEST(test_promote_backoff_log_churn)
+{
+	struct promote_backoff b = { 0 };
+	unsigned collapses = 0;
+
+	for (uint64_t pass = 1; pass <= 1024; pass++)
+		if (promote_backoff_admit(&b, 10, 100, 0x200000, pass)) {
+			ck_assert_int_eq(promote_backoff_collapsed(&b, 10, 100, 0x200000, pass), 0);
+			collapses++;
+			ck_assert_msg((pass & (pass - 1)) == 0, "collapsed in pass %lu", (unsigned long)pass);
+		}
+	ck_assert_uint_eq(collapses, 11);
+	ck_assert_uint_eq(b.n, 1);
+	/* another process, a reused pid, another range: not held */
+	ck_assert(promote_backoff_admit(&b, 11, 100, 0x200000, 1025));
+	ck_assert(promote_backoff_admit(&b, 10, 101, 0x200000, 1025));
+	ck_assert(promote_backoff_admit(&b, 10, 100, 0x400000, 1025));
+	ck_assert(!promote_backoff_admit(&b, 10, 100, 0x200000, 1025));
+	ck_assert_uint_eq(promote_backoff_n_held(&b, 1025), 1);
+	promote_backoff_free(&b);
+}
+END_TEST
+
+/* The hold is bounded (2^PROMOTE_BACKOFF_SHIFT_MAX passes), and so is the table: the least
+ * recently collapsed range is forgotten first. */
+START_TEST(test_promote_backoff_bounds)
+{
+	struct promote_backoff b = { .max = 2 };
+	uint64_t pass = 1;
+
+	for (unsigned i = 0; i < 40; i++)
+		ck_assert_int_eq(promote_backoff_collapsed(&b, 10, 100, 0x200000, pass), 0);
+	ck_assert(!promote_backoff_admit(&b, 10, 100, 0x200000, pass + (1u << PROMOTE_BACKOFF_SHIFT_MAX) - 1));
+	ck_assert(promote_backoff_admit(&b, 10, 100, 0x200000, pass + (1u << PROMOTE_BACKOFF_SHIFT_MAX)));
+	ck_assert_int_eq(promote_backoff_collapsed(&b, 10, 100, 0x400000, 2), 0);
+	ck_assert_int_eq(promote_backoff_collapsed(&b, 10, 100, 0x400000, 3), 0);
+	ck_assert_int_eq(promote_backoff_collapsed(&b, 10, 100, 0x600000, 4), 0);
+	ck_assert_uint_eq(b.n, 2);
+	ck_assert(promote_backoff_admit(&b, 10, 100, 0x200000, 5)); /* forgotten: the oldest */
+	ck_assert(!promote_backoff_admit(&b, 10, 100, 0x400000, 4));
+	promote_backoff_free(&b);
+	ck_assert_uint_eq(b.n, 0);
+	ck_assert_uint_eq(b.max, 2);
+}
+END_TEST
+
 static Suite *recollapse_suite(void)
 {
 	Suite *s = suite_create("recollapse");
@@ -144,6 +193,8 @@ static Suite *recollapse_suite(void)
 	tcase_add_test(tc, test_bound_drops_oldest);
 	tcase_add_test(tc, test_pin_after_returns);
 	tcase_add_test(tc, test_promoted_never_split_while_whole);
+	tcase_add_test(tc, test_promote_backoff_log_churn);
+	tcase_add_test(tc, test_promote_backoff_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }
