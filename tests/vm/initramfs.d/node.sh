@@ -14,7 +14,8 @@ k61 | rfc) ;; # no zero-page remap on split: 70-node skips there, and the boot s
 *)
 	# shellcheck disable=SC2053
 	[[ 70-node == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes
-	[[ 47-podman == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes ;;
+	[[ 47-podman == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes
+	[[ 48-daemonset == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes ;;
 esac
 if [ $_node_want = yes ]; then
 	_n=$S/node
