@@ -39,7 +39,11 @@ if [ -s /ds/missing ]; then
 fi
 vm_host_root $R || { return 0 2>/dev/null || exit 0; }
 mkdir -p $D $R/dev/shm $R/etc/containers $R/var/lib/containers $R/var/tmp $R/ds-image
-mountpoint -q $R/dev/shm || mount -t tmpfs -o mode=1777 shm $R/dev/shm
+grep -q " $R/dev/shm " /proc/mounts || mount -t tmpfs -o mode=1777 shm $R/dev/shm
+# The image (254 MB unpacked, the archive unpacked again while loading) outgrows the chroot's
+# 64 MiB root: storage and podman's temporary files on tmpfs of their own.
+mount -t tmpfs -o size=1200m,mode=700 ctrs $R/var/lib/containers
+mount -t tmpfs -o size=400m,mode=1777 vartmp $R/var/tmp
 cat > $R/etc/containers/containers.conf <<'CONF'
 [containers]
 apparmor_profile = "unconfined"
@@ -50,6 +54,8 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 no_pivot_root = true
 runtime = "crun"
+# CRI-O's default: the init container's hooks.d files go to the node's /etc one
+hooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"]
 CONF
 cat > $R/etc/containers/storage.conf <<'CONF'
 [storage]
@@ -70,11 +76,12 @@ pm_run_args() { # FILE EXTRA...
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 thpsimage $R/ds-image 2>$D/mount.err
 IMG=$(cut -d' ' -f1 /ds/image)
 T0=$(vm_uptime)
-pm load -q -i /ds-image/thpshrink.oci.tar > $D/load.log 2>&1
+pm load -q -i /ds-image/thpshrink.oci > $D/load.log 2>&1
 rc=$?
 pm image exists "$IMG" || pm tag "$(tail -1 $D/load.log | sed 's/^Loaded image[^:]*: *//')" "$IMG" >> $D/load.log 2>&1
 T1=$(vm_uptime)
 have=no; pm image exists "$IMG" && have=yes
+[ $have = yes ] || { ls -la $R/ds-image; sed 's/^/# load: /' $D/load.log | cut -c1-300; }
 vm_check image-loaded "podman load rc $rc in $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s: $IMG $(pm image inspect --format '{{.Id}} {{.Size}}' "$IMG" 2>&1 | head -1) $(tr '\n' ' ' < $D/mount.err; tail -2 $D/load.log | tr '\n' ' ')" \
 	[ $have = yes ]
 [ $have = yes ] || { return 0 2>/dev/null || exit 0; }
@@ -144,6 +151,9 @@ if [ $rdy != yes ]; then
 	pm rm -f ds-wl-a ds-wl-b > /dev/null 2>&1
 	return 0 2>/dev/null || exit 0
 fi
+REGS=$R/run/thpshrink/containers
+vm_check hook-registered "the hook the init container installed registered ds-wl-a: $(tr -d ' \n' < $REGS/$id1.json 2>/dev/null | cut -c1-300 || echo "no $REGS/$id1.json; registrations: $(ls $REGS 2>&1 | tr '\n' ' ')")" \
+	grep -q '"policy": *"ds-split"' $REGS/$id1.json
 thp1=$(vm_memstat /sys/fs/cgroup$cg1 anon_thp) thp2=$(vm_memstat /sys/fs/cgroup$cg2 anon_thp)
 echo "# anon_thp at start: ds-wl-a $thp1, ds-wl-b $thp2"
 
@@ -169,11 +179,13 @@ capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/${dpid:-0}/status)
 priv=$(pm inspect --format '{{.HostConfig.Privileged}}' ds-thpshrinkd 2>&1)
 cgns=$(readlink /proc/${dpid:-0}/ns/cgroup) cgns0=$(readlink /proc/1/ns/cgroup)
 pidns=$(readlink /proc/${dpid:-0}/ns/pid) pidns0=$(readlink /proc/1/ns/pid)
-selfcg=$(cat /proc/${dpid:-0}/cgroup 2>&1)
+# its own view: what an exec into the container (which joins its cgroup namespace) reads
+selfcg=$(pm exec ds-thpshrinkd cat /proc/self/cgroup 2>&1)
+memmax=$(cat /sys/fs/cgroup$(sed -n 's/^0:://p' /proc/${dpid:-0}/cgroup)/memory.max 2>&1)
 # 0xa80002: DAC_OVERRIDE, SYS_PTRACE, SYS_ADMIN, SYS_NICE (kube-play.sh checks each is needed)
-vm_check pod-settings "privileged $priv; CapEff $capeff; cgroup ns $cgns (init's $cgns0), its /proc/self/cgroup '$selfcg'; pid ns $pidns (init's $pidns0)" \
+vm_check pod-settings "privileged $priv; CapEff $capeff; cgroup ns $cgns (init's $cgns0), its /proc/self/cgroup '$selfcg'; pid ns $pidns (init's $pidns0); memory.max $memmax" \
 	sh -c "[ '$priv' = false ] && [ '$capeff' = 0000000000a80002 ] && [ -n '$cgns' ] && [ '$cgns' != '$cgns0' ] &&
-		[ '$selfcg' = 0::/ ] && [ -n '$pidns' ] && [ '$pidns' = '$pidns0' ]"
+		[ '$selfcg' = 0::/ ] && [ -n '$pidns' ] && [ '$pidns' = '$pidns0' ] && [ '$memmax' = 134217728 ]"
 pol1=$(sed -n 's/^thpshrink_policies \([0-9]*\)$/\1/p' $D/m1)
 thp1b=$(vm_memstat /sys/fs/cgroup$cg1 anon_thp)
 vm_check observe-first "under the shipped ConfigMap ($pol1 policies): ds-wl-a anon_thp $thp1 -> $thp1b after the first pass" \
