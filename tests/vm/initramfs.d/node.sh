@@ -14,7 +14,8 @@ k61 | rfc) ;; # no zero-page remap on split: 70-node skips there, and the boot s
 *)
 	# shellcheck disable=SC2053
 	[[ 70-node == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes
-	[[ 47-podman == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes ;;
+	[[ 47-podman == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes
+	[[ 48-daemonset == ${THPS_VM_SCENARIOS:-*} ]] && _node_want=yes ;;
 esac
 if [ $_node_want = yes ]; then
 	_n=$S/node
@@ -68,10 +69,13 @@ if [ $_node_want = yes ]; then
 		cp "$_m"/*.ko "$_n/9p/"
 		QEMU_EXTRA="${QEMU_EXTRA:-} -virtfs local,path=/usr,mount_tag=hostusr,security_model=none,readonly=on,multidevs=remap"
 		progs="$progs node(9p:/usr)"
-		# 70-node alone takes ~11 min under TCG here: a boot with it gets more time
-		: "${THPS_VM_TIMEOUT:=2100}"
+		# 70-node alone takes ~11 min under TCG here: a boot with it gets more time, and
+		# 48-daemonset (loading the image: 2-3 min on a busy host) 7 min more
+		_t=2100
+		[[ 48-daemonset == ${THPS_VM_SCENARIOS:-*} ]] && _t=2520
+		: "${THPS_VM_TIMEOUT:=$_t}"
 	else
 		echo "no 9p modules: $(tail -1 "$outdir/$KERNEL.fetch.log")" >> "$_n/missing"
 	fi
 fi
-unset _node_want _n _b _p _jc _m
+unset _node_want _n _b _p _jc _m _t
