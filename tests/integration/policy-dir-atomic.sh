@@ -56,6 +56,13 @@ wait_log() { # N PATTERN: until PATTERN is in the log N times (10 s)
 	[ "$(grep -c "$2" "$T/daemon.log")" -ge "$1" ]
 }
 metric() { curl -sf "$URL" | awk -v m="$1" '$1 == m { print $2 }'; }
+# The log line comes before /metrics is republished: poll until the series says VALUE (10 s),
+# then print what it says.
+metric_becomes() { # NAME VALUE
+	i=0
+	while [ "$(metric "$1")" != "$2" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	metric "$1"
+}
 
 # A. A dangling link, or a FIFO, at start.
 pol a "/*" >"$T/p/10-a.json"
@@ -80,12 +87,12 @@ kill -HUP $DPID
 wait_log 1 "Policy reload rejected" || fail "B: the reload with a dangling link was not rejected"
 grep -q "Policy reload rejected, keeping the 1 policies in force: .*70-x.json: cannot open" "$T/daemon.log" ||
 	fail "B: the rejection does not keep the set or name the file"
-e=$(metric thpshrink_policy_load_errors_total) ok=$(metric thpshrink_policy_last_load_success)
+e=$(metric_becomes thpshrink_policy_load_errors_total 1) ok=$(metric_becomes thpshrink_policy_last_load_success 0)
 [ "$e" = 1 ] && [ "$ok" = 0 ] || fail "B: load_errors_total $e, last_load_success $ok (expected 1, 0)"
 rm "$T/p/70-x.json"
 kill -HUP $DPID
 wait_log 2 "Loaded 1 policies" || fail "B: the reload after removing the link did not load"
-ok=$(metric thpshrink_policy_last_load_success)
+ok=$(metric_becomes thpshrink_policy_last_load_success 1)
 [ "$ok" = 1 ] || fail "B: last_load_success $ok after a good reload"
 stop B
 echo "ok: B: a dangling link at reload: rejected, the 1 policy kept, load_errors_total 1, last_load_success 0, then 1 after it was removed"
