@@ -104,12 +104,18 @@ static void act_and_record(struct manager *m, struct crecord *rec,
 				  dglue_action_name(d->action), d->amount, res->note[0] ? ": " : "",
 				  res->note);
 	} else if (a != DGLUE_ACT_OBSERVE) {
+		/* the mechanism only where it says more than the action: "split (process_madvise)",
+		 * "reclaim" (not "reclaim (reclaim)") */
+		const char *mech =
+		    res->mechanism && strcmp(res->mechanism, dglue_action_name(d->action))
+			? res->mechanism
+			: NULL;
+
 		log_info("cgroup '%s': %s%s%s%s asked %" PRIu64 " bytes, gave back %" PRIu64
 			 ", page cache %" PRIu64 " bytes lost%s%s",
-			 c->path, dglue_action_name(d->action), res->mechanism ? " (" : "",
-			 res->mechanism ? res->mechanism : "", res->mechanism ? ")" : "",
-			 res->requested, res->given_back, res->file_lost, res->note[0] ? ": " : "",
-			 res->note);
+			 c->path, dglue_action_name(d->action), mech ? " (" : "", mech ? mech : "",
+			 mech ? ")" : "", res->requested, res->given_back, res->file_lost,
+			 res->note[0] ? ": " : "", res->note);
 		snprintf(m->last_action, sizeof(m->last_action), "%s %s %.1f MiB",
 			 dglue_action_name(d->action), c->path, res->given_back / 1048576.0);
 	}

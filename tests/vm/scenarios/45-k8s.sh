@@ -149,7 +149,7 @@ while read -r name pid log start end mem0; do
 	vm_check "$name-untouched" "$cg: asked $asked bytes, $chk_thp of 16 THPs whole, memory.current $mem0 -> $(vm_mem_current "$CG_ROOT$cg")" \
 		[ $ok = yes ]
 done <$D/pids
-ok=no; grep -q "policy 'gu-observe'.*observe: would reclaim" $D/daemon.log && ok=yes
+ok=no; grep -q "policy 'gu-observe'.*observe: would split" $D/daemon.log && ok=yes # no action: split
 vm_check guaranteed-observed "$(grep -o "cgroup '[^']*crio-$C3.scope': policy 'gu-observe'[^→]*→ [a-z]*" $D/daemon.log | head -1 | cut -c1-60)..." [ $ok = yes ]
 
 # /metrics: the identity of each pod's cgroup, none for the look-alike.
