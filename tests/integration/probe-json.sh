@@ -71,7 +71,7 @@ fi
 capeff=$(awk '$1=="CapEff:" {print $2}' /proc/self/status)
 pmd=$(cat $T/hpage_pmd_size 2>/dev/null || echo 0)
 if [ "$(id -u)" != 0 ] || [ $(( 0x${capeff:-0} >> 23 & 1 )) != 1 ]; then
-	echo "note: not root with CAP_SYS_NICE: the measured process_madvise figures are not checked"
+	echo "SKIP: measured process_madvise: not root with CAP_SYS_NICE: the measured process_madvise figures are not checked"
 else
 	"$bin" probe --json --measure > "$tmp/measured.json" || bad "probe --json --measure exited $?"
 	validate "$tmp/measured.json" || bad "measured probe JSON does not validate"
