@@ -271,7 +271,7 @@ START_TEST(test_pidfd_checked_and_batch_errors)
 	ck_assert_int_eq(thps_proc_starttime(&ctx, child, &st), 0);
 	fd = thps_pidfd_open(&ctx, child, st);
 	if (fd == -ENOSYS) { /* a kernel before 5.3, or valgrind 3.19, which lacks the syscall */
-		printf("SKIP: pidfd batch errors: pidfd_open answered ENOSYS here\n");
+		THPS_CASE_SKIP("pidfd batch errors", "pidfd_open answered ENOSYS here");
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 		return;
@@ -281,7 +281,9 @@ START_TEST(test_pidfd_checked_and_batch_errors)
 	for (int i = 0; i < 5; i++)
 		addrs[i] = (uint64_t)(uintptr_t)(m + (i % 4) * page);
 	r = thps_pmadvise(fd, MADV_COLD, addrs, 5, (uint64_t)page, err);
-	if (r == -EPERM) { /* no CAP_SYS_NICE here */
+	if (r == -EPERM) {
+		THPS_CASE_SKIP("pidfd batch errors",
+			       "process_madvise answered EPERM: no CAP_SYS_NICE here");
 		close(fd);
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);

@@ -94,7 +94,7 @@ START_TEST(test_memo_real_thps)
 	unsigned passes;
 
 	if (why) {
-		fprintf(stderr, "SKIP test_memo_real_thps: %s\n", why);
+		THPS_CASE_SKIP("test_memo_real_thps", "%s", why);
 		return;
 	}
 	ck_assert_int_eq(thps_memo_new(&memo), 0);

@@ -679,7 +679,7 @@ START_TEST(test_dir_owner_check)
 	char path[256], want[512];
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP test_dir_owner_check: needs root to own and chown files\n");
+		THPS_CASE_SKIP("test_dir_owner_check", "needs root to own and chown files");
 		return;
 	}
 	write_file("a.json", "{\"name\": \"a\", \"match\": {\"cgroup\": \"/*\"}}");
@@ -726,7 +726,7 @@ START_TEST(test_dir_configmap_layout)
 	char path[320], ts[256];
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP test_dir_configmap_layout: needs root to own and chown files\n");
+		THPS_CASE_SKIP("test_dir_configmap_layout", "needs root to own and chown files");
 		return;
 	}
 	snprintf(ts, sizeof(ts), "%s/..2026_12_03_13_00_00.123456789", tmpdir);

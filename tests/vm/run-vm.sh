@@ -4,7 +4,9 @@
 # busybox, the project's built programs, the tools of tests/tools, lib.sh and every
 # scenarios/NN-*.sh; the guest runs each scenario and prints "RESULT PASS|FAIL|SKIP name details"
 # lines. They are collected into $builddir/tests/vm/results/KERNEL.result; the console log is
-# KERNEL.log beside it. Exit: 0 if no FAIL, 1 on any FAIL, 77 if qemu or the kernel is missing.
+# KERNEL.log beside it. Exit: 0 if no FAIL, 1 on any FAIL, 77 if qemu or the kernel is missing
+# (with a "SKIP vm.KERNEL reason" line; `make check-vm` with CI=true fails on it). A scenario that
+# prints no result line at all gets "FAIL <scenario>.results".
 #
 # Environment: top_srcdir, top_builddir (default: this script's repository and the cwd),
 #   THPS_VM_TIMEOUT (hard limit per boot, seconds, default 1200), THPS_VM_APPEND (extra cmdline),
@@ -114,6 +116,12 @@ wall=$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")
 
 # qemu's status says nothing about the tests: judge by the result lines and the end marker.
 grep -a -o 'RESULT \(PASS\|FAIL\|SKIP\) .*' "$log" | sed 's/^RESULT //' >> "$result"
+# A scenario that printed no result line (an early exit 0) ran no check and said no SKIP: a FAIL.
+LC_ALL=C awk '/^== scenario [^ ]+ \(uptime/ { if (s != "" && !n) print s; s = $3; n = 0; next }
+	/RESULT (PASS|FAIL|SKIP) / { n++ }
+	END { if (s != "" && !n) print s }' "$log" | while read -r s; do
+	echo "FAIL ${s#[0-9]*-}.results the scenario printed no result line"
+done >> "$result"
 # Files the scenarios exported (vm_export), checked with the host's tools.
 "$here/check-exports.sh" "$log" "$outdir/$KERNEL.exports" >> "$result"
 if ! grep -a -q '^THPS-VM-DONE' "$log"; then
