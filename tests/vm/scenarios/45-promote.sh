@@ -314,7 +314,11 @@ JEOF
 	kill $vmas_PID; wait $vmas_PID
 	rmdir $VG 2>/dev/null
 }
-if grep -q never $THP_SYS/enabled; then
+# The hostile tenants test the daemon, not the kernel: on the kernels issue 33 names (6.12,
+# 7.3), which keeps 2 min of TCG per boot off k61 and rfc.
+if [ "$THPS_KERNEL" != k612 ] && [ "$THPS_KERNEL" != k73 ]; then
+	vm_skip hostile "the daemon's hostile tenants run on k612 and k73 (2 min of TCG per boot)"
+elif grep -q never $THP_SYS/enabled; then
 	hostile
 else
 	vm_skip hostile "THP mode never not offered"
