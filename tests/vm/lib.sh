@@ -55,6 +55,15 @@ vm_result() { # KIND NAME DETAIL...
 vm_pass() { vm_result PASS "$@"; }
 vm_fail() { vm_result FAIL "$@"; }
 vm_skip() { vm_result SKIP "$@"; }
+# vm_once NAME KERNEL WHY: a part whose checks do not depend on the kernel runs on KERNEL only in
+# make check-vm, for CI's time; thps.NAME-all=1 (or thps.all=1) in THPS_VM_APPEND runs it on every
+# kernel. Elsewhere it says SKIP (tests/skips-allowed.txt lists it) and returns 1.
+vm_once() {
+	[ "$THPS_KERNEL" = "$2" ] && return 0
+	grep -qE "(^| )thps\.($1-)?all=1( |$)" /proc/cmdline && return 0
+	vm_skip "$1" "runs on $2 in make check-vm ($3); on every kernel with THPS_VM_APPEND=thps.$1-all=1"
+	return 1
+}
 vm_check() { # NAME DETAIL CMD...
 	_cn=$1 _cd=$2; shift 2
 	if "$@"; then vm_pass "$_cn" "$_cd"; else vm_fail "$_cn" "$_cd"; fi
