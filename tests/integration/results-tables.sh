@@ -86,6 +86,14 @@ run "after --update the check passes" 0 --srcdir "$T/tree" --check
 printf '# run kernel=k73 commit=x date=y scale=1\nSKIP vm.k73 qemu-system-x86_64 not installed\n' > "$T/fresh/k73.result"
 run "--update refuses a whole kernel skipped" 2 --srcdir "$T/tree" --update --from "$T/fresh"
 has "the refusal says why" "the whole kernel was skipped"
+{ echo '# run kernel=k73 commit=x date=y scale=1 scenarios=10-probe'; grep '^PASS \(vm.boot\|probe\.\)' "$src/docs/results/runs/k73.result"; } > "$T/fresh/k73.result"
+run "--update refuses a boot of some scenarios only" 2 --srcdir "$T/tree" --update --from "$T/fresh"
+has "the refusal names the scenarios" "ran only scenarios=10-probe"
+run "--partial takes it" 0 --srcdir "$T/tree" --update --partial --from "$T/fresh"
+grep -q '^| Debian 7.3 | reclaim' "$T/tree/docs/results.md" && fail "the bimodal table kept k73's row from the run replaced" ||
+	pass "the bimodal table has no k73 row from a boot that did not run 20-reclaim"
+grep -qF 'k73 at x, y, scale 1' "$T/tree/docs/results.md" && pass "the probe table names the partial run" ||
+	fail "no table names the partial run 'k73 at x, y, scale 1'"
 printf 'PASS vm.boot x\n' > "$T/fresh/k73.result"
 run "--update refuses a result file without its provenance" 2 --srcdir "$T/tree" --update --from "$T/fresh"
 has "the refusal names the provenance line" "no provenance line"
