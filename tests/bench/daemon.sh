@@ -23,6 +23,8 @@ PIDS=
 cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT INT TERM
 HZ=$(getconf CLK_TCK)
+. "$(dirname "$0")/result.sh"
+bench_result_open bench-daemon "$B" "$(dirname "$0")/../.."
 CG=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup | head -1)
 [ -n "$CG" ] || CG=$(sed -n 's/^0:://p' /proc/self/cgroup | head -1)
 mkdir -p "$T/pol"
@@ -50,7 +52,7 @@ run_case() {
 	cgs=$(grep -c '^thpshrink_cgroup_lowutil_thps{' "$T/$name.prom")
 	kill -TERM $dp; wait $dp
 	pass_cpu=$(awk '{ print $2 + $3 }' "$T/time.$name")
-	awk -v n="$name" -v t0="$t0" -v t1="$t1" -v s0="$s0" -v s1="$s1" -v hz="$HZ" -v rss="$rss" \
+	awk -v res="$BENCH_RESULT" -v n="$name" -v t0="$t0" -v t1="$t1" -v s0="$s0" -v s1="$s1" -v hz="$HZ" -v rss="$rss" \
 	    -v hwm="$hwm" -v p="$passes" -v d="$dur" -v th="$thps" -v cg="$cgs" -v pc="$pass_cpu" 'BEGIN {
 		cpu = (t1 - t0) / hz / (s1 - s0) * 100
 		printf "  at rest: CPU %.3f %% of a core over %.0f s (%d passes so far)  RSS %.1f MiB  peak %.1f MiB  %s\n",
@@ -58,6 +60,8 @@ run_case() {
 			(cpu < 1 && rss < 16384) ? "[goal met]" : "[GOAL MISSED]"
 		printf "  last pass in the daemon: %.3f s wall, %d THPs, %d cgroups with THPs\n", d, th, cg
 		printf "  at the default 60 s interval: %.2f %% of a core (rest + one pass a minute)\n", cpu + pc / 60 * 100
+		printf "%s bench-daemon.%s at rest CPU %.3f %% of a core over %.0f s, RSS %.1f MiB (peak %.1f); one pass alone %.2f s CPU; at the default 60 s interval %.2f %% of a core (goal < 1 %%, < 16 MiB)\n",
+			(cpu < 1 && rss < 16384) ? "PASS" : "FAIL", n, cpu, s1 - s0, rss / 1024, hwm / 1024, pc, cpu + pc / 60 * 100 >> res
 	}'
 }
 

@@ -24,6 +24,19 @@ echo "$line"
 start=$(echo "$line" | sed -n 's/.* start=\(0x[0-9a-f]*\).*/\1/p')
 end=$(echo "$line" | sed -n 's/.* end=\(0x[0-9a-f]*\).*/\1/p')
 pid=$(echo "$line" | sed -n 's/.*pid=\([0-9]*\).*/\1/p')
+. "$(dirname "$0")/result.sh"
+bench_result_open bench-scan "$b" "$(dirname "$0")/../.."
 for c in $chunks; do
-	"$b/tests/bench/scan-bench" "$pid" "$start" "$end" "$rounds" "$c"
+	out=$("$b/tests/bench/scan-bench" "$pid" "$start" "$end" "$rounds" "$c") || exit 1
+	echo "$out"
+	# The figures the README cites, one line per chunk size: the goal is against the bare loop.
+	echo "$out" | awk -v c="$c" '
+		/^memory / { mem = $0 }
+		/^bare process_vm_readv/ { bare = $4 }
+		/^scanner \(full source\)/ { scan = $4 }
+		/^ratio scanner\/bare/ { best = $4; sub(",", "", best); med = $9 }
+		END {
+			printf "%s bench-scan.chunk-%s scanner %s GB/s, bare process_vm_readv loop %s GB/s: %s x best-vs-best, %s x median of paired rounds (goal >= 0.85); %s\n",
+				(best >= 0.85 || med >= 0.85) ? "PASS" : "FAIL", c, scan, bare, best, med, mem
+		}' >>"$BENCH_RESULT"
 done

@@ -43,7 +43,13 @@ outdir=${THPS_VM_OUTDIR:-$builddir/tests/vm/results}
 mkdir -p "$outdir"
 result=$outdir/$KERNEL.result
 log=$outdir/$KERNEL.log
-: > "$result"
+# The provenance scripts/results-tables prints under each table made from this file: which tree,
+# when, at what size (scale 1 is CI's; THPS_VM_APPEND may set thps.node_scale=N) and which
+# scenarios (it takes in only a boot's full set unless told to).
+commit=$(git -C "$srcdir" describe --always --dirty=+dirty 2>/dev/null) || commit=unknown
+scale=$(printf '%s' "${THPS_VM_APPEND:-}" | sed -n 's/.*thps\.node_scale=\([0-9]*\).*/\1/p')
+echo "# run kernel=$KERNEL commit=$commit date=$(date -u +%Y-%m-%dT%H:%M:%SZ) scale=${scale:-1}" \
+	"scenarios=$(printf '%s' "${THPS_VM_SCENARIOS:-*}" | tr ' ' ',')" > "$result"
 
 skip() {
 	echo "SKIP vm.$KERNEL $*" | tee -a "$result"
