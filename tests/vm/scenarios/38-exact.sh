@@ -21,15 +21,15 @@
 # cgroup is refused with the reason, and the page cache stays; after a reload with
 # "split_or_reclaim" it writes memory.reclaim and says so. On k61 (a split frees no zero subpage):
 # the partially mapped folios' unmapped subpages are freed and the sparse ones are reported as
-# not freeable. The RFC kernel: as upstream. The normal k612 boot (debugfs mounted, writable)
-# runs only the debugfs fallback, without CAP_SYS_NICE: the same workload and reader in a cgroup,
+# not freeable. The RFC kernel: as upstream. The normal k612 and k73 boots (debugfs mounted,
+# writable) run only the debugfs fallback (PMD THPs), without CAP_SYS_NICE: the same workload and reader in a cgroup,
 # given back by `thps-nocap thpshrink reclaim --method split`, then in another by thps-nocap
 # thpshrinkd with a policy that names no action: >= 95 % of the waste the workload planted (its
 # own parameters, checked against its READY line) comes back, the full THPs stay THPs
 # (thpcheck), the page cache stays as above, memory.reclaim is not written (no such line in the
 # output or the log, thpshrink_actions_total has no reclaim); it says "Give back: process_madvise
 # refused ... debugfs" once at start, thpshrink_give_back_method{method="debugfs"} and
-# status.json's give_back "debugfs". The normal k73 boot: SKIP (its lockdown boot runs it).
+# status.json's give_back "debugfs".
 PORT=9479
 D=/tmp/thpsd-exact
 DEBUGFS_LEG=""
@@ -40,13 +40,10 @@ k612 | k73)
 		vm_check lockdown "lockdown=${ld:-n/a}" [ "$ld" = integrity ]
 		vm_check no-debugfs "split_huge_pages $(ls /sys/kernel/debug/split_huge_pages 2>&1 | head -1)" \
 			[ ! -e /sys/kernel/debug/split_huge_pages ]
-	elif [ "$THPS_KERNEL" = k612 ]; then
+	else
 		DEBUGFS_LEG=1
 		vm_check debugfs-writable "$(ls -l /sys/kernel/debug/split_huge_pages 2>&1 | head -1)" \
 			[ -w /sys/kernel/debug/split_huge_pages ]
-	else
-		vm_skip exact "runs in the k73-lockdown boot (lockdown=integrity, no debugfs); the debugfs fallback leg runs in the normal k612 boot"
-		return 0 2>/dev/null || exit 0
 	fi
 	;;
 esac
@@ -142,7 +139,7 @@ mix() {
 	esac
 }
 
-# --- the normal k612 boot: without CAP_SYS_NICE where debugfs is mounted and writable, the
+# --- the normal k612 and k73 boots: without CAP_SYS_NICE where debugfs is mounted and writable, the
 # split falls back to debugfs split_huge_pages. What the workload planted, from its own
 # parameters (mix's PMD line): 24 sparse THPs with 8 of 512 subpages used and 24 partially
 # mapped ones with 8 of 512 mapped; the 8 full ones are no waste. ---
