@@ -22,14 +22,14 @@
 # "split_or_reclaim" it writes memory.reclaim and says so. On k61 (a split frees no zero subpage):
 # the partially mapped folios' unmapped subpages are freed and the sparse ones are reported as
 # not freeable. The RFC kernel: as upstream. The normal k612 and k73 boots (debugfs mounted,
-# writable) run only the debugfs fallback (PMD THPs), without CAP_SYS_NICE: the same workload and reader in a cgroup,
-# given back by `thps-nocap thpshrink reclaim --method split`, then in another by thps-nocap
-# thpshrinkd with a policy that names no action: >= 95 % of the waste the workload planted (its
-# own parameters, checked against its READY line) comes back, the full THPs stay THPs
-# (thpcheck), the page cache stays as above, memory.reclaim is not written (no such line in the
-# output or the log, thpshrink_actions_total has no reclaim); it says "Give back: process_madvise
-# refused ... debugfs" once at start, thpshrink_give_back_method{method="debugfs"} and
-# status.json's give_back "debugfs".
+# writable) run only the debugfs fallback (PMD THPs), without CAP_SYS_NICE: the same workload
+# and reader in a cgroup, given back by `thps-nocap thpshrink reclaim --method split`, then in
+# another by thps-nocap thpshrinkd with a policy that names no action: >= 95 % of the waste the
+# workload planted (its own parameters, checked against its READY line) comes back, the full
+# THPs stay THPs (thpcheck), the page cache stays as above, memory.reclaim is not written (no
+# such line in the output or the log, thpshrink_actions_total has no reclaim); it says "Give
+# back: process_madvise refused ... debugfs" once at start, thpshrink_give_back_method{method=
+# "debugfs"} and status.json's give_back "debugfs".
 PORT=9479
 D=/tmp/thpsd-exact
 DEBUGFS_LEG=""
@@ -139,8 +139,8 @@ mix() {
 	esac
 }
 
-# --- the normal k612 and k73 boots: without CAP_SYS_NICE where debugfs is mounted and writable, the
-# split falls back to debugfs split_huge_pages. What the workload planted, from its own
+# --- the normal k612 and k73 boots: without CAP_SYS_NICE where debugfs is mounted and
+# writable, the split falls back to debugfs split_huge_pages. What the workload planted, from its own
 # parameters (mix's PMD line): 24 sparse THPs with 8 of 512 subpages used and 24 partially
 # mapped ones with 8 of 512 mapped; the 8 full ones are no waste. ---
 # dbg_planted: the waste and unmapped bytes `mix $PMD_KB` plants, if the workload's READY line
@@ -149,7 +149,7 @@ dbg_planted() {
 	grep -q 'thps=56 thp_backed=32 partial=24 ' /tmp/bloat-"$1".ready &&
 		echo $(((24 + 24) * (PMD_KB / 4 - 8) * 4096))
 }
-# dbg_start CG: a cgroup with the reader and the workload; sets file0 ref0 mc0 planted_g
+# dbg_start CG WHAT: a cgroup with the reader and the workload; sets file0 ref0 mc0 planted_g
 dbg_start() {
 	cg=$(vm_cgroup_new "$1")
 	start_reader "$1"
