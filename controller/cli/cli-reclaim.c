@@ -637,8 +637,11 @@ static int probe(struct reclaim_run *run, const struct reclaim_args *a)
 /* The scan before acting; split needs its ranges. 0 or -errno (logged). */
 static int scan_before(struct reclaim_run *run, const struct reclaim_args *a)
 {
+	/* both split mechanisms reach partially mapped folios */
 	int r = scan_cgroup(&run->ctx, &run->g, run->cg, a, splits(a),
-			    run->mech == THPS_SPLIT_MECH_PMADVISE, &run->before);
+			    run->mech == THPS_SPLIT_MECH_PMADVISE ||
+				run->mech == THPS_SPLIT_MECH_DEBUGFS,
+			    &run->before);
 
 	if (r < 0)
 		return log_error_errno(r, "Failed to scan %s: %m", run->label);

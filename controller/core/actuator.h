@@ -106,7 +106,7 @@ struct thps_give_back {
 	const struct thps_geometry *geom;
 	enum thps_give_back_method method;
 	/* The policy's permission to evict page cache: memory.reclaim where no exact split
-	 * reaches (no split mechanism at all; partially mapped folios on the debugfs fallback). */
+	 * reaches (no split mechanism at all). */
 	bool allow_reclaim;
 	enum thps_split_mech mech; /* as probed by the caller; AUTO decides here */
 	int zero_freed;		   /* as thps_act_request.zero_freed */

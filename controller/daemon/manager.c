@@ -348,8 +348,7 @@ static void log_give_back(struct manager *m)
 		log_info("Give back: process_madvise (exact split; page cache spared)");
 	else if (m->caps.split_mech == THPS_SPLIT_MECH_DEBUGFS)
 		log_warning("Give back: process_madvise refused (%s): splits go through debugfs "
-			    "split_huge_pages; partially mapped THPs' unmapped bytes only where a "
-			    "policy says \"split_or_reclaim\" (memory.reclaim, evicts page cache)",
+			    "split_huge_pages, one page of each folio (exact; page cache spared)",
 			    m->caps.split_why);
 	else
 		log_warning("Give back: no exact split here (%s): policies that split give nothing "

@@ -226,7 +226,8 @@ struct scan_job *scan_job_new(struct manager *m)
 	j->opts = (struct thps_scan_opts){
 	    .max_thps_per_sec = m->o.max_thps_per_sec,
 	    .record_ranges = !m->observe_only,
-	    .record_partial = !m->observe_only && m->caps.split_mech == THPS_SPLIT_MECH_PMADVISE,
+	    .record_partial = !m->observe_only && (m->caps.split_mech == THPS_SPLIT_MECH_PMADVISE ||
+						   m->caps.split_mech == THPS_SPLIT_MECH_DEBUGFS),
 	    .record_max_bucket = dglue_policies_max_split_cut(m->policies)};
 	if (m->o.cgroup) {
 		snprintf(j->cgroup, sizeof(j->cgroup), "%s", m->o.cgroup);

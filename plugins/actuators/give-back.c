@@ -96,24 +96,6 @@ static void note_prepend(struct thps_act_result *res, const char *what)
 		note_append(res, old);
 }
 
-/* Joins a split and the reclaim after it into one action: the first before, the last after. */
-static void merge_results(const struct thps_act_result *split, const struct thps_act_result *rec,
-			  struct thps_act_result *ret)
-{
-	struct thps_act_result m = *split;
-
-	m.acted = split->acted || rec->acted;
-	m.asked_bytes = split->asked_bytes + rec->asked_bytes;
-	if (!split->acted)
-		m.before = rec->before;
-	if (rec->acted)
-		m.after = rec->after;
-	snprintf(m.note, sizeof(m.note),
-		 "%.200s%smemory.reclaim for partially mapped THPs, as the policy allows%s%.200s",
-		 split->note, split->note[0] ? "; " : "", rec->note[0] ? ": " : "", rec->note);
-	*ret = m;
-}
-
 /* No exact split here: memory.reclaim where allowed, else a refusal that says so. */
 static int no_exact_split(const struct thps_ctx *ctx, const struct thps_give_back *gb,
 			  const char *why, struct thps_act_result *res)
@@ -139,50 +121,13 @@ static int no_exact_split(const struct thps_ctx *ctx, const struct thps_give_bac
 	return 0;
 }
 
-/* The unmapped parts of partially mapped THPs on the debugfs fallback: no split of the mapped
- * ranges the scanner saw reaches them, but memory.reclaim of just those bytes runs the
- * deferred-split shrinker, which splits such folios whatever max_ptes_none is. */
-static int partial_rest(const struct thps_ctx *ctx, const struct thps_give_back *gb,
-			struct thps_act_result *res)
-{
-	uint64_t page = gb->geom->page_size ? gb->geom->page_size : 4096, bytes;
-	struct thps_act_result rec;
-	char m[256];
-	int r;
-
-	bytes = gb->partial_unmapped_bytes;
-	if (gb->max_bytes)
-		bytes = gb->max_bytes > res->asked_bytes
-			    ? MIN(bytes, gb->max_bytes - res->asked_bytes)
-			    : 0;
-	bytes -= bytes % page;
-	if (!bytes)
-		return 0;
-	if (!gb->allow_reclaim || !gb->cgroup) {
-		snprintf(m, sizeof(m),
-			 "%" PRIu64 " bytes of partially mapped THPs left: the debugfs split does "
-			 "not reach them, and memory.reclaim is not allowed (%s)",
-			 bytes, ALLOW_HINT);
-		note_append(res, m);
-		return 0;
-	}
-	memset(&rec, 0, sizeof(rec));
-	r = reclaim(ctx, gb, bytes, &rec);
-	if (r < 0)
-		return r;
-	merge_results(res, &rec, res);
-	return 0;
-}
-
 static int split(const struct thps_ctx *ctx, const struct thps_give_back *gb,
 		 struct thps_act_result *res)
 {
 	_cleanup_free_ struct thps_thp_range *ranges = NULL;
 	char why[384];
 	enum thps_split_mech mech = gb->mech;
-	uint64_t page = gb->geom->page_size ? gb->geom->page_size : 4096;
-	bool exact;
-	int n, r;
+	int n;
 
 	/* the probe's reason too where the caller decided there is no mechanism */
 	if (mech == THPS_SPLIT_MECH_AUTO || mech == THPS_SPLIT_MECH_NONE) {
@@ -196,10 +141,9 @@ static int split(const struct thps_ctx *ctx, const struct thps_give_back *gb,
 	}
 	if (mech == THPS_SPLIT_MECH_NONE)
 		return no_exact_split(ctx, gb, why, res);
-	/* process_madvise reaches partially mapped folios exactly; debugfs cannot (the scanner's
-	 * mapped ranges miss the unmapped part) */
-	exact = mech == THPS_SPLIT_MECH_PMADVISE;
-	n = pick_ranges(gb, exact, &ranges);
+	/* both mechanisms reach a partially mapped folio through the one page that still maps
+	 * it: its split frees the unmapped subpages */
+	n = pick_ranges(gb, true, &ranges);
 	if (n < 0)
 		return n;
 	const struct thps_act_request req = {
@@ -216,24 +160,7 @@ static int split(const struct thps_ctx *ctx, const struct thps_give_back *gb,
 	    .cold_whole = gb->cold_whole,
 	};
 	memset(res, 0, sizeof(*res));
-	/* only partially mapped waste on the debugfs fallback: nothing for the split to do */
-	if (n || exact || gb->partial_unmapped_bytes < page) {
-		r = thps_actuator_split.act(ctx, &req, res);
-		if (r < 0)
-			return r;
-	} else {
-		res->actuator = "split";
-		res->mechanism = thps_split_mech_name(mech);
-	}
-	if (exact)
-		return 0;
-	r = partial_rest(ctx, gb, res);
-	if (r < 0)
-		return r;
-	if (!res->acted && res->before.memory_current == 0 &&
-	    thps_act_snapshot_of(ctx, gb->cgroup, gb->pid, &res->before) == 0)
-		res->after = res->before;
-	return 0;
+	return thps_actuator_split.act(ctx, &req, res);
 }
 
 static int observe(const struct thps_ctx *ctx, const struct thps_give_back *gb,
@@ -243,7 +170,7 @@ static int observe(const struct thps_ctx *ctx, const struct thps_give_back *gb,
 	int n = 0;
 
 	if (gb->method == THPS_GIVE_BACK_OBSERVE && !gb->amount) {
-		n = pick_ranges(gb, gb->mech == THPS_SPLIT_MECH_PMADVISE, &ranges);
+		n = pick_ranges(gb, gb->mech != THPS_SPLIT_MECH_NONE, &ranges);
 		if (n < 0)
 			return n;
 	}

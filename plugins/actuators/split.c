@@ -3,7 +3,9 @@
  * the scanner found, one by one, to order 0. The mechanism is process_madvise(MADV_COLD) on one
  * page of each folio through a pidfd (pmadvise.h): no debugfs, works under lockdown, spares
  * the page cache. Where this process may not advise others (no CAP_SYS_NICE) it falls back to
- * debugfs split_huge_pages ("PID,0xSTART,0xEND" of that one folio). Each folio is looked at
+ * debugfs split_huge_pages ("PID,0xSTART,0xEND" of that same one page: the kernel splits every
+ * THP it finds in the range, and a partially mapped folio's range may hold other folios in its
+ * holes). Each folio is looked at
  * again just before (recheck.c), so one that filled up since the scan is never split, and just
  * after, so one the kernel skipped (shared by a fork, lock busy) is retried once and reported.
  * A sparse folio is split only where a split frees zero subpages (>= 6.12 or the RFC); a
@@ -220,8 +222,9 @@ static int split_debugfs(struct split_run *s, const struct thps_thp_range *t, ui
 	if (r < 0)
 		return r;
 	/* to order 0: every size's zero subpages go to the shared zero page */
-	snprintf(cmd, sizeof(cmd), "%d,0x%llx,0x%llx", (int)t->pid, (unsigned long long)t->start,
-		 (unsigned long long)(t->start + range_bytes(t, g)));
+	snprintf(cmd, sizeof(cmd), "%d,0x%llx,0x%llx", (int)t->pid,
+		 (unsigned long long)advice_addr(t, g),
+		 (unsigned long long)(advice_addr(t, g) + g->page_size));
 	r = write_file_string(path, cmd);
 	if (r < 0) {
 		snprintf(cmd, sizeof(cmd), "split_huge_pages: %s", strerror(-r));

@@ -316,13 +316,13 @@ START_TEST(test_split_only_lowutil)
 	ck_assert_uint_eq(res.ranges_skipped, 1);
 	ck_assert_uint_eq(res.asked_bytes, 509 * 4096);
 	text = get("debug/split_huge_pages");
-	ck_assert_str_eq(text, split_text(START, START + 0x200000));
+	ck_assert_str_eq(text, split_text(START, START + 0x1000));
 	ck_assert_ptr_nonnull(strstr(res.note, "1 folios changed since the scan"));
 	free(text);
 }
 END_TEST
 
-/* mTHPs: a 64 KiB folio (16 pages) with 1 used subpage is split by its own range, to order 0;
+/* mTHPs: a 64 KiB folio (16 pages) with 1 used subpage is split through one page of it, to order 0;
  * a full one is left alone; a range whose folio became smaller is refused. */
 START_TEST(test_split_mthp)
 {
@@ -348,7 +348,7 @@ START_TEST(test_split_mthp)
 	ck_assert_uint_eq(res.ranges_skipped, 1);
 	ck_assert_uint_eq(res.asked_bytes, 15 * 4096);
 	text = get("debug/split_huge_pages");
-	ck_assert_str_eq(text, split_text(START, START + 0x10000));
+	ck_assert_str_eq(text, split_text(START, START + 0x1000));
 	free(text);
 	/* the folio was split to 16 KiB meanwhile: page 4 is a head now */
 	{
@@ -411,7 +411,7 @@ START_TEST(test_max_ptes_none_set_restore)
 END_TEST
 
 /* The one act path: a split writes memory.reclaim only with the policy's permission, where no
- * exact split reaches (no mechanism at all; partially mapped folios on the debugfs fallback). */
+ * exact split reaches (no mechanism at all). */
 START_TEST(test_give_back_reclaims_only_when_allowed)
 {
 	struct thps_give_back gb = {
@@ -444,35 +444,47 @@ START_TEST(test_give_back_reclaims_only_when_allowed)
 }
 END_TEST
 
+/* The debugfs fallback reaches a partially mapped folio through the one page that still maps
+ * it (a range over the whole folio could split other folios faulted into its holes), and never
+ * writes memory.reclaim for it, allowed or not. */
 START_TEST(test_give_back_debugfs_partial)
 {
+	const struct thps_thp_range r = {.pid = PID, .pid_starttime = STARTTIME, .start = START,
+					 .pfn = PFN, .mapped = 8, .advise_page = 3};
 	struct thps_give_back gb = {
 	    .cgroup = "work",
 	    .geom = &geom,
 	    .method = THPS_GIVE_BACK_SPLIT,
 	    .mech = THPS_SPLIT_MECH_DEBUGFS,
 	    .zero_freed = 1,
-	    .partial_unmapped_bytes = 3 * 4096 + 100,
+	    .ranges = &r,
+	    .n_ranges = 1,
+	    .partial_unmapped_bytes = 504 * 4096,
 	};
+	uint64_t none[504] = {0};
+	char rel[64], *text;
 	struct thps_act_result res;
-	char *text;
 
-	ck_assert_int_eq(thps_give_back(&ctx, &gb, &res), 0);
-	ck_assert(!res.acted);
-	ck_assert_str_eq(res.mechanism, "debugfs");
-	ck_assert_ptr_nonnull(strstr(res.note, "12288 bytes of partially mapped THPs left"));
-	text = get("cg/work/memory.reclaim");
-	ck_assert_str_eq(text, "");
-	free(text);
+	fake_thp(START, PFN, 512);
+	snprintf(rel, sizeof(rel), "proc/%d/pagemap", (int)getpid());
+	pwrite_at(rel, none, sizeof(none), (START / 4096 + 8) * 8); /* pages 8..511 unmapped */
 
-	gb.allow_reclaim = true;
-	ck_assert_int_eq(thps_give_back(&ctx, &gb, &res), 0);
-	ck_assert(res.acted);
-	ck_assert_uint_eq(res.asked_bytes, 12288);
-	ck_assert_ptr_nonnull(strstr(res.note, "partially mapped THPs, as the policy allows"));
-	text = get("cg/work/memory.reclaim");
-	ck_assert_str_eq(text, "12288");
-	free(text);
+	for (int allow = 0; allow <= 1; allow++) {
+		put("debug/split_huge_pages", "");
+		gb.allow_reclaim = allow;
+		ck_assert_int_eq(thps_give_back(&ctx, &gb, &res), 0);
+		ck_assert(res.acted);
+		ck_assert_str_eq(res.mechanism, "debugfs");
+		ck_assert_uint_eq(res.ranges_split, 1);
+		ck_assert_uint_eq(res.partial_split, 1);
+		ck_assert_uint_eq(res.asked_bytes, 504 * 4096);
+		text = get("debug/split_huge_pages");
+		ck_assert_str_eq(text, split_text(START + 3 * 4096, START + 4 * 4096));
+		free(text);
+		text = get("cg/work/memory.reclaim");
+		ck_assert_str_eq(text, "");
+		free(text);
+	}
 }
 END_TEST
 

@@ -21,20 +21,30 @@
 # cgroup is refused with the reason, and the page cache stays; after a reload with
 # "split_or_reclaim" it writes memory.reclaim and says so. On k61 (a split frees no zero subpage):
 # the partially mapped folios' unmapped subpages are freed and the sparse ones are reported as
-# not freeable. The RFC kernel: as upstream. k612/k73 normal boots: SKIP (their lockdown boots
-# run it).
+# not freeable. The RFC kernel: as upstream. The normal k612 and k73 boots (debugfs mounted,
+# writable) run only the debugfs fallback (PMD THPs), without CAP_SYS_NICE: the same workload
+# and reader in a cgroup, given back by `thps-nocap thpshrink reclaim --method split`, then in
+# another by thps-nocap thpshrinkd with a policy that names no action: >= 95 % of the waste the
+# workload planted (its own parameters, checked against its READY line) comes back, the full
+# THPs stay THPs (thpcheck), the page cache stays as above, memory.reclaim is not written (no
+# such line in the output or the log, thpshrink_actions_total has no reclaim); it says "Give
+# back: process_madvise refused ... debugfs" once at start, thpshrink_give_back_method{method=
+# "debugfs"} and status.json's give_back "debugfs".
 PORT=9479
 D=/tmp/thpsd-exact
+DEBUGFS_LEG=""
 case $THPS_KERNEL in
 k612 | k73)
-	if [ "$THPS_VARIANT" != lockdown ]; then
-		vm_skip exact "runs in the $THPS_KERNEL-lockdown boot (lockdown=integrity, no debugfs)"
-		return 0 2>/dev/null || exit 0
+	if [ "$THPS_VARIANT" = lockdown ]; then
+		ld=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/security/lockdown 2>/dev/null)
+		vm_check lockdown "lockdown=${ld:-n/a}" [ "$ld" = integrity ]
+		vm_check no-debugfs "split_huge_pages $(ls /sys/kernel/debug/split_huge_pages 2>&1 | head -1)" \
+			[ ! -e /sys/kernel/debug/split_huge_pages ]
+	else
+		DEBUGFS_LEG=1
+		vm_check debugfs-writable "$(ls -l /sys/kernel/debug/split_huge_pages 2>&1 | head -1)" \
+			[ -w /sys/kernel/debug/split_huge_pages ]
 	fi
-	ld=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/security/lockdown 2>/dev/null)
-	vm_check lockdown "lockdown=${ld:-n/a}" [ "$ld" = integrity ]
-	vm_check no-debugfs "split_huge_pages $(ls /sys/kernel/debug/split_huge_pages 2>&1 | head -1)" \
-		[ ! -e /sys/kernel/debug/split_huge_pages ]
 	;;
 esac
 has_size() { case " $THPS_MTHP_SIZES " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -108,6 +118,15 @@ page_cache_checks() {
 	vm_check "$5-few-refaults" "refaults +$_ref pages of $(($2 / 4096)) file pages" \
 		[ $((_ref * 100)) -lt $(($2 / 4096 * 5)) ]
 }
+# the thpshrink_give_back_method series METHOD is 1
+method_metric_is() { vm_metrics | grep -qx "thpshrink_give_back_method{method=\"$1\"} 1"; }
+# at_least_pct A B P: A >= P % of B, both figures present
+at_least_pct() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
+# status.json's give_back object, blanks taken out (the file is pretty-printed)
+status_give_back() { tr -d ' \n\t' < $D/state/status.json 2>&1 | grep -o '"give_back":{[^}]*}'; }
+give_back_is() { # METHOD [PATTERN]: status.json says METHOD (and PATTERN)
+	status_give_back | grep -q "^\"give_back\":{\"method\":\"$1\".*${2:-}"
+}
 # mix SIZE_KB: sparse, full and partially mapped folios of that size (about 48 MiB of waste
 # for the PMD size, less for the small ones)
 mix() {
@@ -119,6 +138,113 @@ mix() {
 	   echo "--folio-size ${1}K --mix $_u:$((24 * PMD_KB / $1 / 4)),$_sub:64 --partial 1:$((24 * PMD_KB / $1 / 4))" ;;
 	esac
 }
+
+# --- the normal k612 and k73 boots: without CAP_SYS_NICE where debugfs is mounted and
+# writable, the split falls back to debugfs split_huge_pages. What the workload planted, from its own
+# parameters (mix's PMD line): 24 sparse THPs with 8 of 512 subpages used and 24 partially
+# mapped ones with 8 of 512 mapped; the 8 full ones are no waste. ---
+# dbg_planted: the waste and unmapped bytes `mix $PMD_KB` plants, if the workload's READY line
+# says every THP of it was THP-backed (else empty, which fails the checks that use it)
+dbg_planted() {
+	grep -q 'thps=56 thp_backed=32 partial=24 ' /tmp/bloat-"$1".ready &&
+		echo $(((24 + 24) * (PMD_KB / 4 - 8) * 4096))
+}
+# dbg_start CG WHAT: a cgroup with the reader and the workload; sets file0 ref0 mc0 planted_g
+dbg_start() {
+	cg=$(vm_cgroup_new "$1")
+	start_reader "$1"
+	vm_bloat_start "$cg" $(mix "$PMD_KB") || { vm_fail "$2-start" "$(cat "$BLOAT_LOG")"; return 1; }
+	file0=$(vm_memstat "$1" file) ref0=$(vm_memstat "$1" workingset_refault_file)
+	mc0=$(vm_mem_current "$1")
+	planted_g=$(dbg_planted "$1")
+	vm_check "$2-planted" "$(cat /tmp/bloat-"$1".ready): ${planted_g:-?} bytes of waste planted" \
+		[ -n "$planted_g" ]
+}
+# dbg_after CG WHAT: given back >= 95 % of the planted waste, the full THPs still THPs, the data
+dbg_after() {
+	mc1=$(vm_mem_current "$1") file1=$(vm_memstat "$1" file)
+	freed=$((mc0 - mc1 - (file0 - file1)))
+	vm_check "$2-gives-back-95pct" "memory.current $mc0 -> $mc1, file $file0 -> $file1: freed $freed bytes of ${planted_g:-?} planted ($(pct "$freed" "${planted_g:-0}") %)" \
+		at_least_pct "$freed" "$planted_g" 95
+	vm_thpcheck "$BLOAT_PID" "$BLOAT_START" "$BLOAT_END"
+	vm_check "$2-full-kept" "full=$chk_full full_thp=$chk_full_thp (8 planted), THPs left $chk_thp" \
+		[ "$chk_full_thp" = 8 ]
+}
+debugfs_leg() {
+	only_size "$PMD_KB"
+	t0=$(vm_uptime)
+	# (a) the CLI
+	dbg_start ex-dbg debugfs-cli || return 0
+	sample_file ex-dbg /tmp/ex-g.samples
+	out=$(thps-nocap thpshrink reclaim --cgroup ex-dbg --method split 2>&1); rc=$?
+	stop_sampling
+	echo "$out" | grep -v '^[0-9] ' | sed 's/^/# debugfs cli: /'
+	vm_check debugfs-cli-mechanism "$(echo "$out" | grep -m1 '^kernel:' | cut -c1-120); $(echo "$out" | grep -m1 '^split:'); rc=$rc" \
+		sh -c "printf '%s\n' \"\$1\" | grep -q '^kernel: debugfs split_huge_pages (no CAP_SYS_NICE' &&
+			printf '%s\n' \"\$1\" | grep -q '^split: .* by debugfs$' && [ $rc = 0 ]" _ "$out"
+	dbg_after ex-dbg debugfs-cli
+	# memory.reclaim would have evicted page cache and says so in the note; neither happened
+	vm_check debugfs-cli-no-reclaim "memory.reclaim in the output: $(echo "$out" | grep -c 'memory.reclaim') lines" \
+		sh -c "! printf '%s\n' \"\$1\" | grep -q 'memory.reclaim'" _ "$out"
+	page_cache_checks ex-dbg "$file0" "$ref0" /tmp/ex-g.samples debugfs-cli
+	vm_check_bloat debugfs-cli-data-intact
+	vm_bloat_stop
+	[ -n "$HOT" ] && kill "$READER" 2>/dev/null
+
+	# (b) thpshrinkd with a policy that names no action (the default, split)
+	mkdir -p $D/pol $D/state
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+	cat > $D/pol/10-split.json <<'JEOF'
+{ "name": "plain", "match": { "cgroup": "/ex-dbgd" }, "mode": "enforce",
+  "trigger": { "min_waste": "2M" }, "cooldown": "2s",
+  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
+JEOF
+	chmod 644 $D/pol/*.json
+	dbg_start ex-dbgd debugfs-daemon || return 0
+	sample_file ex-dbgd /tmp/ex-gd.samples
+	thps-nocap thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT \
+		--interval 2 --scan-cpu 100 -v > $D/debugfs.log 2>&1 &
+	DPID=$!
+	# passes until 95 % of the planted waste is back, or 40 s
+	i=0
+	while [ $i -lt 80 ]; do
+		freed=$((mc0 - $(vm_mem_current ex-dbgd) - (file0 - $(vm_memstat ex-dbgd file))))
+		at_least_pct "$freed" "$planted_g" 95 && break
+		sleep 0.5; i=$((i + 1))
+	done
+	sleep 1 # the pass's status.json and metrics
+	stop_sampling
+	grep -E 'Give back:|Splits:|/ex-dbgd' $D/debugfs.log | head -4 | cut -c1-400 | sed 's/^/# debugfs daemon: /'
+	kill -0 "$DPID" 2>/dev/null || tail -20 $D/debugfs.log | sed 's/^/# debugfs daemon log: /'
+	vm_check debugfs-daemon-said-once "$(grep -c 'Give back: process_madvise refused' $D/debugfs.log) start-up lines: $(grep -m1 'Give back:' $D/debugfs.log | cut -c1-300)" \
+		[ "$(grep -c 'Give back: process_madvise refused (.*no CAP_SYS_NICE.*): splits go through debugfs split_huge_pages' $D/debugfs.log)" = 1 ]
+	vm_check debugfs-daemon-split-logged "$(grep -m1 -o "cgroup '/ex-dbgd': split.*" $D/debugfs.log | cut -c1-200)" \
+		grep -q "cgroup '/ex-dbgd': split (debugfs) asked [1-9]" $D/debugfs.log
+	vm_check debugfs-daemon-method-metric "$(vm_metrics | grep '^thpshrink_give_back_method' | tr '\n' ' ')" \
+		method_metric_is debugfs
+	vm_check debugfs-daemon-status-json "$(status_give_back)" give_back_is debugfs
+	dbg_after ex-dbgd debugfs-daemon
+	nsplit=$(vm_metric thpshrink_actions_total 'cgroup="/ex-dbgd"' 'action="split"')
+	nrecl=$(vm_metric thpshrink_actions_total 'cgroup="/ex-dbgd"' 'action="reclaim"')
+	no_reclaim() {
+		[ "$nsplit" -gt 0 ] && [ "$nrecl" = 0 ] &&
+			! grep -q "memory.reclaim for\|/ex-dbgd': reclaim\|as the policy allows" $D/debugfs.log
+	}
+	vm_check debugfs-daemon-no-reclaim "thpshrink_actions_total split $nsplit, reclaim $nrecl; memory.reclaim in the log: $(grep -c 'memory.reclaim for\|as the policy allows' $D/debugfs.log) lines" \
+		no_reclaim
+	page_cache_checks ex-dbgd "$file0" "$ref0" /tmp/ex-gd.samples debugfs-daemon
+	[ -n "$HOT" ] && kill "$READER" 2>/dev/null
+	vm_finish_bloat_and_daemon "$DPID"
+	echo "# debugfs leg took $(awk "BEGIN { print $(vm_uptime) - $t0 }") s"
+}
+if [ -n "$DEBUGFS_LEG" ]; then
+	if command -v thps-nocap >/dev/null; then
+		debugfs_leg
+	else
+		vm_fail nocap "tests/tools/thps-nocap is not in the initramfs (make check builds it)"
+	fi
+	return 0 2>/dev/null || exit 0
+fi
 
 sib=$(vm_cgroup_new ex-sibling)
 vm_bloat_start "$sib" --mix 512:8 || vm_fail sibling-start "$(cat "$BLOAT_LOG")"
@@ -206,10 +332,6 @@ planted() {
 	_u=$(echo "$_o" | sed -n 's/^partially mapped THPs: [0-9]* -> [0-9]*, unmapped \([0-9]*\) -> .*/\1/p')
 	[ -n "$_w" ] && [ -n "$_u" ] && echo $((_w + _u))
 }
-# the thpshrink_give_back_method series METHOD is 1
-method_metric_is() { vm_metrics | grep -qx "thpshrink_give_back_method{method=\"$1\"} 1"; }
-# at_least_pct A B P: A >= P % of B, both figures present
-at_least_pct() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
 
 # --- the same through thpshrinkd with a policy that names no action (the last size) ---
 kb=${SIZES##* }
@@ -280,11 +402,6 @@ fi
 vm_check_sibling_untouched "$sib" "$sib_mc0" "$sib_thp0"
 
 # --- without CAP_SYS_NICE (lockdown boots: no debugfs either, so nothing exact is left) ---
-# status.json's give_back object, blanks taken out (the file is pretty-printed)
-status_give_back() { tr -d ' \n\t' < $D/state/status.json 2>&1 | grep -o '"give_back":{[^}]*}'; }
-give_back_is() { # METHOD [PATTERN]: status.json says METHOD (and PATTERN)
-	status_give_back | grep -q "^\"give_back\":{\"method\":\"$1\".*${2:-}"
-}
 nocap_leg() {
 	only_size "$kb"
 	cat > $D/pol/10-split.json <<'JEOF'
