@@ -110,7 +110,7 @@ check_layers() {
 				ok=
 				for u in $uses; do [ -f "$root/$u/$h" ] && ok=$u && break; done
 				[ -n "$ok" ] && continue
-				from=$(cd "$root" && ls -d controller/*/"$h" plugins/*/"$h" plugins/"$h" 2>/dev/null | head -1)
+				from=$(cd "$root" && for g in controller/*/"$h" plugins/*/"$h" plugins/"$h"; do [ -f "$g" ] && echo "$g" && break; done)
 				echo "FAIL: $rel/${f##*/} includes \"$h\"${from:+ ($from)}: $rel may use only its own headers and those of:${uses:- nothing}"
 			done
 		done
@@ -135,10 +135,13 @@ check_layers() {
 layers_selftest() {
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/thps-layout.XXXXXX") || { fail "mktemp"; return; }
 	for edge in 1 2 3 4 5 6; do
-		rm -rf "$tmp/t" && mkdir "$tmp/t" && cp -R "$S/controller" "$S/plugins" "$S/mk" "$S/Makefile.am" "$tmp/t/" || {
+		# (chmod: distcheck's source tree is read-only, and so are its copies)
+		if ! { rm -rf "$tmp/t" && mkdir "$tmp/t" && chmod -R u+w "$tmp" &&
+			cp -R "$S/controller" "$S/plugins" "$S/mk" "$S/Makefile.am" "$tmp/t/" &&
+			chmod -R u+w "$tmp/t"; }; then
 			fail "could not copy the tree to $tmp"
 			break
-		}
+		fi
 		case $edge in
 		1) what='an actuator including a header of the scanner (plugins/scanner/pfnset.h)'
 		   want='split.c includes "pfnset.h"'
@@ -151,6 +154,7 @@ layers_selftest() {
 		   echo '#include "policy.h"' >>"$tmp/t/controller/core/log.c" ;;
 		4) what="the scanner's folder on the actuators' -I path"
 		   want='libthps_actuators_a .* -I plugins/scanner '
+		   # shellcheck disable=SC2016 # $(SCANNER_INC) is make's, written as is
 		   sed -i 's/^\(libthps_actuators_a_CPPFLAGS = .*\)$/\1 $(SCANNER_INC)/' "$tmp/t/mk/plugins.am" ;;
 		5) what='a library built with the default include path (every folder)'
 		   want='libthps_kernel_a .* -I plugins/scanner '
