@@ -177,7 +177,7 @@ int thps_reclaim_frees_zero_subpages(const struct thps_ctx *ctx, const struct th
 int thps_thp_recheck(const struct thps_ctx *ctx, const struct thps_geometry *g,
 		     const struct thps_thp_range *r, unsigned lowutil_max_bucket,
 		     uint32_t *ret_utilized, char *why, size_t size);
-/* The same with a reader of the caller's (plugins/scanner/reader.h), shared across one batch of
+/* The same with a reader of the caller's (controller/pages/reader.h), shared across one batch of
  * actions instead of one 128 KiB buffer per THP. */
 struct thps_reader;
 int thps_thp_recheck_with(const struct thps_ctx *ctx, const struct thps_geometry *g,

@@ -112,7 +112,7 @@ static inline uint32_t thps_range_pages(const struct thps_thp_range *r,
 	return r->pages ? r->pages : g->subpages;
 }
 
-struct thps_memo; /* plugins/scanner/memo.h */
+struct thps_memo; /* controller/pages/memo.h */
 
 struct thps_scan_opts {
 	pid_t pid;		     /* 0 = every process */

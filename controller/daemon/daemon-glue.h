@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's calls into the other parts of thpshrink: sources (plugins/registry.c),
- * policies (policy.h), the decision engine (engine.h), actuators (actuator.h) and the one
- * capability probe (probe.h), each behind one small function the pass calls. They never act
- * unless a policy says "enforce", the kernel has cgroup v2 memory.reclaim, and --dry-run is
- * off. */
+ * policies (policy.h) and the one capability probe (probe.h), each behind one small function
+ * the pass calls. The pass's decide step is pass-decide.h (the decision engine, engine.h), its
+ * act step pass-act.h (actuators, actuator.h): they never act unless a policy says "enforce",
+ * the kernel has cgroup v2 memory.reclaim, and --dry-run is off. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,11 +12,9 @@
 #include "actuator.h"
 #include "context.h"
 #include "metrics.h"
-#include "recollapse.h"
 #include "scan.h"
 
 struct dglue_policies;
-struct thps_engine;
 struct thps_registration;
 
 /* Loads every *.json in dir, all or nothing (policy.h). Returns the number of policies (and
@@ -45,7 +43,7 @@ bool dglue_policies_promote(const struct dglue_policies *p);
  * it names the policy (a validated name) and never echoes anything else a tenant wrote. */
 struct dglue_choice {
 	char policy[72];
-	const void *pol; /* the struct thps_policy chosen, for daemon-glue.c */
+	const void *pol; /* the struct thps_policy chosen, for pass-decide.c */
 	bool enforce;	 /* the mode that applies */
 	char refused[320];
 };
@@ -60,37 +58,6 @@ struct dglue_promote_plan {
 };
 void dglue_promote_plan(const struct dglue_policies *p, const char *cgroup,
 			const struct thps_registration *reg, struct dglue_promote_plan *ret);
-
-/* The decision engine with default budgets. Returns 0 or -errno. */
-/* scan_cpu_percent: the global CPU share of scanning, 0 = the engine default. */
-int dglue_engine_new(unsigned scan_cpu_percent, struct thps_engine **ret);
-
-/* What the daemon does with a cgroup this pass. The acting ones come first: they index the
- * per-action counters. Names only at the edges (logs, metrics, status.json, actuator table). */
-enum dglue_action {
-	DGLUE_ACT_OBSERVE, /* record what enforce would ask; the kernel is asked nothing */
-	DGLUE_ACT_RECLAIM,
-	DGLUE_ACT_SPLIT,
-	DGLUE_ACT_NONE,
-};
-#define DGLUE_N_ACTING DGLUE_ACT_NONE
-const char *dglue_action_name(enum dglue_action a);
-
-struct dglue_decision {
-	char policy[72]; /* name of the matching policy ("(builtin)" when none) */
-	char rule[32];	 /* the engine's rule ("min_waste", "cooldown", ...) */
-	enum dglue_action action;
-	char reason[320];		    /* one line, for logs and `thpshrink explain` */
-	bool act;			    /* call the actuator */
-	bool dry;			    /* the engine would act; the daemon only observes */
-	uint64_t amount;		    /* bytes to ask for */
-	uint64_t waste_bytes, lowutil_thps; /* at the policy's low-util cut */
-	unsigned lowutil_max_bucket;	    /* the policy's low-util cut */
-	uint32_t sizes_mask;		    /* the policy's folio sizes, 0 = every size */
-	bool allow_reclaim; /* the policy allows memory.reclaim where no exact split reaches */
-	enum thps_split_mech split_mech; /* how a split splits (the daemon's probe) */
-	int split_zero_freed;		 /* as measured at start; 0 unknown */
-};
 
 struct dglue_caps {
 	bool cgroup2_memory;
@@ -122,42 +89,3 @@ int dglue_collect(const struct thps_ctx *ctx, const struct thps_scan_opts *opts,
 		  struct thps_scan *scan, char *why, size_t why_size);
 /* The names of the sources built in, comma separated, for the start-up log. */
 const char *dglue_sources_description(void);
-
-/* Chooses c's policy and mode (dglue_choose; reg, the registration covering c, may be NULL)
- * and asks the engine.
- * rc (may be NULL) are c's split ranges: the pinned ones are no waste to a split.
- * observe_only turns actions into "observe". now_usec is CLOCK_MONOTONIC. Returns 0 or -errno
- * (-ENOSPC: too many cgroups tracked). */
-int dglue_decide(const struct thps_ctx *ctx, struct thps_engine *e, const struct dglue_policies *p,
-		 const struct thps_scan *scan, const struct thps_cgroup_stats *c,
-		 const struct thps_recollapse *rc, const struct thps_registration *reg,
-		 bool observe_only, uint64_t now_usec, struct dglue_decision *ret);
-
-/* Gives d the daemon's split mechanism (as probed and measured at start). Where there is none,
- * a split the policy allows to fall back (split_or_reclaim) becomes memory.reclaim, counted,
- * logged and measured as such, and its reason says why; any other split stays one, which
- * dglue_act refuses with the reason. */
-void dglue_decision_fit(struct dglue_decision *d, enum thps_split_mech mech, int zero_freed);
-
-struct dglue_result {
-	uint64_t requested;
-	uint64_t given_back;   /* thps_act_given_back(): never page cache */
-	uint64_t file_lost;    /* memory.stat file before - after: what it cost the page cache */
-	const char *mechanism; /* "process_madvise", "debugfs", "reclaim"; NULL: nothing asked */
-	char note[512];	       /* the actuator's word for the operator, "" if none */
-};
-
-struct dglue_result;
-/* Tells the engine what an action gave back (drives its no-effect backoff). */
-void dglue_record(struct thps_engine *e, const char *cgroup, const struct dglue_decision *d,
-		  const struct dglue_result *res);
-
-/* Carries out d for cgroup c (of scan) through thps_give_back(), the CLI's act path too; a
- * split leaves the ranges rc pinned (khugepaged rebuilt them too often; NULL: none) and the
- * whole THPs the daemon promoted (NULL: none) alone, and writes memory.reclaim only where
- * d->allow_reclaim. Returns 0,
- * -ECANCELED if the actuator refused (note says why), or -errno (the caller logs). */
-int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
-	      const struct thps_cgroup_stats *c, const struct dglue_decision *d,
-	      const struct thps_recollapse *rc, const struct thps_promoted *promoted,
-	      struct dglue_result *ret);

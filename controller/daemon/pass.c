@@ -16,6 +16,8 @@
 #include "log.h"
 #include "daemon-state.h"
 #include "pass.h"
+#include "pass-act.h"
+#include "pass-decide.h"
 #include "promote-pass.h"
 #include "publish.h"
 #include "records.h"

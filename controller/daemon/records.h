@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "daemon-glue.h"
 #include "metrics.h"
+#include "pass-act.h"
+#include "pass-decide.h"
 #include "promote.h"
 #include "recollapse.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The daemon's side of the scan memo (plugins/scanner/memo.h): it lives across passes, and
+/* The daemon's side of the scan memo (controller/pages/memo.h): it lives across passes, and
  * each pass is told which folios to read again: every one at or below the highest policy
  * cut plus a margin, and as many others (the refresh rotation) as --refresh-cpu pays for at
  * the cost the last refreshes measured. */

@@ -16,7 +16,6 @@
 #include "pagemap.h"
 #include "proc.h"
 #include "reader.h"
-#include "scanner.h"
 
 static int open_proc(const struct thps_ctx *ctx, const char *rel, char *path, size_t size)
 {

@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "scanner/kpageflags.h"
-#include "scanner/maps.h"
-#include "scanner/pagemap.h"
+#include "kpageflags.h"
+#include "maps.h"
+#include "pagemap.h"
 
 static char root[64];
 

@@ -14,11 +14,11 @@ if [ ! -f "$b/Makefile" ]; then
 fi
 # The libraries in link order (Makefile.am's LIBTHPS_ALL).
 libs="libthps-daemon.a libthps-cli.a libthps-policy.a libthps-actuators.a libthps-sources.a
-	libthps-kernel.a libthps-scanner.a libthps-oci.a libthps-core.a"
+	libthps-kernel.a libthps-scanner.a libthps-pages.a libthps-oci.a libthps-core.a"
 env -u MAKEFLAGS -u MAKELEVEL make -C "$b" --quiet $libs
 incs=""
-for d in controller/core controller/policy controller/daemon controller/cli plugins/scanner \
-	plugins/kernel plugins/oci plugins; do incs="$incs -I$src/$d"; done
+for d in controller/core controller/pages controller/policy controller/daemon controller/cli \
+	plugins/scanner plugins/kernel plugins/oci plugins; do incs="$incs -I$src/$d"; done
 # Every tests/fuzz/fuzz-NAME.c but the shared helper is a target.
 targets=$(cd "$src/tests/fuzz" && ls fuzz-*.c | sed 's/\.c$//' | grep -v '^fuzz-util$')
 pkgs="libcgroup json-c libmnl libsystemd libmicrohttpd gnutls"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The scan memo (plugins/scanner/memo.h) on real THPs of this process, scanned with the real
+/* The scan memo (controller/pages/memo.h) on real THPs of this process, scanned with the real
  * scanner over the real /proc (root: pagemap PFNs and kpageflags): the second pass reads only
  * the candidates and gives the same histogram; a THP filled in place shows at the next pass;
  * a full THP zeroed in place shows once the refresh rotation reaches it; unmapped THPs leave

@@ -21,7 +21,7 @@
 #include "actuator.h"
 #include "policy.h"
 #include "registrations.h"
-#include "scanner/kpageflags.h"
+#include "kpageflags.h"
 #include "test-main.h"
 
 static char root[64];

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* promote: collapses a process's (or a cgroup's) dense ranges into THPs through
+/* The promote actuator's interface (plugins/actuators/promote.c), here like actuator.h's, so
+ * that the daemon and the CLI call it without the actuators' folder on their include path.
+ * promote: collapses a process's (or a cgroup's) dense ranges into THPs through
  * process_madvise(pidfd, MADV_COLLAPSE): works whatever the sysfs THP setting says, charges the
  * target's cgroup, and adds no memory (dense.h: every page present, private, not lazily freed).
  * Each range is confirmed again right before its own collapse, through the pagemap fd the
