@@ -12,7 +12,7 @@
 #          a JDK, Node.js and gnuplot for the node scenario 70-node).
 set -eu
 what=${1:-build}
-BUILD="build-essential autoconf automake libtool pkg-config libcgroup-dev libjson-c-dev
+BUILD="build-essential autoconf automake libtool pkg-config libjson-c-dev
        libmnl-dev libsystemd-dev libmicrohttpd-dev libgnutls28-dev"
 TEST="scdoc check python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
       prometheus openssl crun redis-server redis-tools clang libclang-rt-14-dev clang-format valgrind curl
