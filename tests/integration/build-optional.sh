@@ -49,6 +49,10 @@ make -j2 check >"$T/check.log" 2>&1 && fail "make check passed without Check"
 grep -q "Check (libcheck) was not found.*install the Debian package 'check'" "$T/check.log" ||
 	{ tail -5 "$T/check.log"; fail "make check's message does not name the package"; }
 [ -z "$(find . -name '*.o' | head -1)" ] || fail "make check compiled before stopping: $(find . -name '*.o' | head -3)"
+# So do the targets that build a Check suite outside `make check` (check-vm, check-valgrind).
+make tests/unit/check-core >"$T/suite.log" 2>&1 && fail "a Check suite built without Check"
+grep -q "error:.*Check (libcheck) was not found.*install the Debian package 'check'" "$T/suite.log" ||
+	{ tail -5 "$T/suite.log"; fail "building a Check suite does not name the package"; }
 
 # `make man` stops naming scdoc; `make install` installs the data without man pages and says so.
 make man >"$T/man.log" 2>&1 && fail "make man passed without scdoc"
