@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # install-deps.sh build|test — installs what thpshrink needs from Debian 12's packages.
-#   build: compiler, autotools and the libraries thpshrink links.
-#   test:  build + what the test suites use (Check, python3-jsonschema, qemu and busybox for
+#   build: compiler, autotools and the libraries the programs link: enough for
+#          `./configure && make` (quick-start command 1).
+#   test:  build + scdoc for the man pages (`make man`; `make check` lints them) and what the
+#          test suites use (Check, python3-jsonschema, qemu and busybox for
 #          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing, clang-format
 #          for the layout test;
 #          debhelper, lintian, mmdebstrap, mandoc, podman for the package and image tests;
@@ -10,9 +12,9 @@
 #          a JDK, Node.js and gnuplot for the node scenario 70-node).
 set -eu
 what=${1:-build}
-BUILD="build-essential autoconf automake libtool pkg-config libcgroup-dev libjson-c-dev
-       libmnl-dev libsystemd-dev libmicrohttpd-dev libgnutls28-dev check scdoc"
-TEST="python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
+BUILD="build-essential autoconf automake libtool pkg-config libjson-c-dev
+       libmnl-dev libsystemd-dev libmicrohttpd-dev libgnutls28-dev"
+TEST="scdoc check python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
       prometheus openssl crun redis-server redis-tools clang libclang-rt-14-dev clang-format valgrind curl
       ca-certificates procps iproute2 kmod file debhelper lintian mmdebstrap mandoc podman
       catatonit memcached golang-go default-jdk-headless nodejs gnuplot-nox"

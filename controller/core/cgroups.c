@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Why a tree walk and not libcgroup's walker: we need every directory's inode number (the
  * key /proc/kpagecgroup uses), bounded in depth and count, with openat() so a renamed or
- * removed cgroup mid-walk is simply skipped. libcgroup only tells us where the mount is. */
+ * removed cgroup mid-walk is simply skipped. The mount comes from the probe's own reading of
+ * mountinfo (thps_memcg_find), so the daemon acts where the probe looked, under ctx's roots. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libcgroup.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 
 #include "cgroups.h"
 #include "macro.h"
+#include "probe.h"
 
 /* A directory, stored as its parent and its own name: a tree of N cgroups with long paths
  * costs N names, not N paths (20,000 cgroups under 3.7 KB of parents were 74 MB as paths). */
@@ -39,20 +41,15 @@ int thps_cgroups_find_mount(struct thps_ctx *ctx)
 	int r;
 
 	if (!ctx->cgroup_root[0]) {
-		char *mnt = NULL;
+		bool v2mem = false;
 
-		if (cgroup_init() != 0)
+		r = thps_memcg_find(ctx, path, sizeof(path), &v2mem);
+		if (r < 0)
+			return r;
+		/* A cgroup2 mount without the memory controller is no memory hierarchy. */
+		if (r == 0 || (r == 2 && !v2mem))
 			return -ENOENT;
-		if (cgroup_get_subsys_mount_point("memory", &mnt) != 0 || !mnt) {
-			free(mnt);
-			return -ENOENT;
-		}
-		if (strlen(mnt) >= sizeof(ctx->cgroup_root)) {
-			free(mnt);
-			return -ENAMETOOLONG;
-		}
-		strcpy(ctx->cgroup_root, mnt);
-		free(mnt);
+		strcpy(ctx->cgroup_root, path); /* both PATH_MAX */
 	}
 	if (stat(ctx->cgroup_root, &st) < 0)
 		return negative_errno();

@@ -15,8 +15,9 @@
 
 struct thps_cgroup_map;
 
-/* If ctx->cgroup_root is "", finds the memory hierarchy's mount with libcgroup (cgroup v2
- * with the memory controller, else the v1 "memory" hierarchy) and stores it there. Sets
+/* If ctx->cgroup_root is "", finds the memory hierarchy's mount in <proc_root>/self/mountinfo
+ * (thps_memcg_find: cgroup v2 with the memory controller, else the v1 "memory" hierarchy)
+ * and stores it there. Sets
  * ctx->cgroup_version (2 when the mount has cgroup.controllers, else 1).
  * Returns 0, -ENOENT when no memory hierarchy is mounted, or -errno. */
 int thps_cgroups_find_mount(struct thps_ctx *ctx);

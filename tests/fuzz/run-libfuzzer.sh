@@ -21,7 +21,7 @@ for d in controller/core controller/pages controller/policy controller/daemon co
 	plugins/scanner plugins/kernel plugins/oci plugins; do incs="$incs -I$src/$d"; done
 # Every tests/fuzz/fuzz-NAME.c but the shared helper is a target.
 targets=$(cd "$src/tests/fuzz" && ls fuzz-*.c | sed 's/\.c$//' | grep -v '^fuzz-util$')
-pkgs="libcgroup json-c libmnl libsystemd libmicrohttpd gnutls"
+pkgs="json-c libmnl libsystemd libmicrohttpd gnutls"
 flags=$(pkg-config --cflags $pkgs)
 fail=0
 for t in $targets; do

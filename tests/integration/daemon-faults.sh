@@ -11,30 +11,18 @@
 #     bounded, and the daemon cuts every trickling request at its 2 s head deadline (or sooner,
 #     when newer connections push it out). The reconnecting variant is daemon-trust.sh's A.
 set -u
-: "${top_srcdir:?}" "${top_builddir:?}"
-D=$top_builddir/thpshrinkd
-PY=/usr/bin/python3
+THPS_KILL="DPID LPID"
+. "$top_srcdir/tests/integration/lib.sh"
 MPN=/sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_none
+need_built "$D"
+need_cmd curl curl
+need_python
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; [ -f "$T/daemon.log" ] && tail -20 "$T/daemon.log" | sed 's/^/  daemon: /'; exit 1; }
-[ -x "$D" ] || fail "$D not built"
-command -v curl >/dev/null || skip "curl is missing (Debian package curl)"
-[ -x $PY ] || skip "/usr/bin/python3 is missing"
-
-T=$(mktemp -d /tmp/thps-daemon-faults.XXXXXX)
-DPID= LPID=
-cleanup() {
-	for p in $DPID $LPID; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-
-CG=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup | head -1)
-[ -n "$CG" ] || CG=$(sed -n 's/^0:://p' /proc/self/cgroup | head -1)
-[ -n "$CG" ] || CG=/
-PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+thps_tmpdir daemon-faults
+LPID=
+CG=$(my_cgroup)
+PORT=$(free_port)
+[ -n "$PORT" ] || fail "no free loopback port"
 URL=http://127.0.0.1:$PORT/metrics
 mkdir -p "$T/policies" "$T/state" "$T/regs"
 chmod 755 "$T" "$T/policies"
@@ -67,14 +55,7 @@ wait_up() {
 	done
 }
 # A pass finished and was published.
-wait_pass() {
-	i=0
-	until [ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$URL")" = 200 ]; do
-		i=$((i + 1)); [ $i -le 1200 ] || fail "$1: /metrics did not answer 200 within 120 s"
-		kill -0 $DPID 2>/dev/null || fail "$1: thpshrinkd exited"
-		sleep 0.1
-	done
-}
+wait_pass() { wait_200 "$URL" 120 "$1"; }
 metric() { curl -s -m 5 "$URL" | sed -n "s/^$1 //p"; }
 
 # A. The policy directory goes away; SIGHUP; the last good set stays in force.

@@ -8,43 +8,17 @@
 # that is not one and a key that is not the certificate's stop the start with the file named;
 # the token is never logged. Host-only, observe-only (as daemon-metrics.sh).
 set -u
-: "${top_builddir:?}" "${top_srcdir:?}"
-D=$top_builddir/thpshrinkd
-BLOAT=$top_builddir/thpshrink-bloat
-PY=/usr/bin/python3
+THPS_KILL="DPID PPID_PROM BPID" THPS_LOG_TAIL=30
+. "$top_srcdir/tests/integration/lib.sh"
+need_cmd promtool prometheus
+need_cmd prometheus prometheus
+need_cmd curl curl
+need_cmd openssl openssl
+need_python
+need_built "$D"
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; [ -f "$T/daemon.log" ] && sed 's/^/  daemon: /' "$T/daemon.log" | tail -30; exit 1; }
-for t in promtool prometheus curl openssl; do
-	command -v $t >/dev/null 2>&1 || skip "$t is missing (Debian package: $(case $t in curl|openssl) echo $t ;; *) echo prometheus ;; esac))"
-done
-[ -x "$PY" ] || skip "/usr/bin/python3 is missing"
-[ -x "$D" ] || fail "$D not built"
-
-T=$(mktemp -d /tmp/thps-metrics-tls.XXXXXX)
-DPID= PPID_PROM= BPID=
-cleanup() {
-	for p in $DPID $PPID_PROM $BPID; do kill "$p" 2>/dev/null; done
-	for p in $DPID $PPID_PROM $BPID; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-
-free_port() {
-	$PY - <<'PYEOF'
-import random, socket
-for _ in range(50):
-    p = random.randint(20000, 60000)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p); break
-PYEOF
-}
+thps_tmpdir metrics-tls
+PPID_PROM= BPID=
 PORT=$(free_port); PPORT=$(free_port)
 [ -n "$PORT" ] && [ -n "$PPORT" ] && [ "$PORT" != "$PPORT" ] || fail "no free loopback port"
 URL=https://127.0.0.1:$PORT/metrics
@@ -70,9 +44,7 @@ chmod 644 "$T/ca.crt" "$T/srv.crt"
 umask 022
 mkdir -p "$T/policies" "$T/state"
 
-CG=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup | head -1)
-[ -n "$CG" ] || CG=$(sed -n 's/^0:://p' /proc/self/cgroup | head -1)
-[ -n "$CG" ] || CG=/
+CG=$(my_cgroup)
 set -- --cgroup "$CG" --registrations-dir none --policy-dir "$T/policies" \
 	--listen "127.0.0.1:$PORT" --state-dir "$T/state"
 

@@ -4,45 +4,16 @@
 # that promtool accepts and a real Prometheus server scrapes; hostile HTTP requests get errors
 # while the daemon keeps serving; SIGHUP with a broken policy keeps the old set; SIGTERM exits 0.
 set -u
-: "${top_builddir:?}" "${top_srcdir:?}"
-D=$top_builddir/thpshrinkd
-CLI=$top_builddir/thpshrink
-BLOAT=$top_builddir/thpshrink-bloat
-PY=/usr/bin/python3
+THPS_KILL="DPID PPID_PROM BPID" THPS_LOG_HIDE='connection limit' THPS_LOG_TAIL=40
+. "$top_srcdir/tests/integration/lib.sh"
+need_cmd promtool prometheus
+need_cmd prometheus prometheus
+need_cmd curl curl
+need_python
+need_built "$D"
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; [ -f "$T/daemon.log" ] && grep -v 'connection limit' "$T/daemon.log" | sed 's/^/  daemon: /' | tail -40; exit 1; }
-for t in promtool prometheus curl; do
-	command -v $t >/dev/null 2>&1 || skip "$t is missing (Debian package: $( [ $t = curl ] && echo curl || echo prometheus))"
-done
-[ -x "$PY" ] || skip "/usr/bin/python3 is missing"
-[ -x "$D" ] || fail "$D not built"
-
-T=$(mktemp -d /tmp/thps-daemon-metrics.XXXXXX)
-DPID= PPID_PROM= BPID=
-cleanup() {
-	for p in $DPID $PPID_PROM $BPID; do kill "$p" 2>/dev/null; done
-	for p in $DPID $PPID_PROM $BPID; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-
-# A free loopback port: random high ports, checked by binding them.
-free_port() {
-	$PY - <<'PYEOF'
-import random, socket
-for _ in range(50):
-    p = random.randint(20000, 60000)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p); break
-PYEOF
-}
+thps_tmpdir daemon-metrics
+PPID_PROM= BPID=
 PORT=$(free_port); PPORT=$(free_port)
 [ -n "$PORT" ] && [ -n "$PPORT" ] && [ "$PORT" != "$PPORT" ] || fail "no free loopback port"
 URL=http://127.0.0.1:$PORT/metrics
@@ -57,9 +28,7 @@ fi
 
 # Only our own memory cgroup (the generator inherits it): the host's other processes are not ours
 # to read.
-CG=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup | head -1)
-[ -n "$CG" ] || CG=$(sed -n 's/^0:://p' /proc/self/cgroup | head -1)
-[ -n "$CG" ] || CG=/
+CG=$(my_cgroup)
 # An enforce policy for our cgroup: the daemon must still only observe on this host.
 cat > "$T/policies/10-mine.json" <<JEOF
 { "name": "mine", "match": { "cgroup": "$CG" }, "mode": "enforce", "action": "reclaim",
@@ -71,12 +40,7 @@ chmod 644 "$T/policies/10-mine.json"
 DPID=$!
 
 # Bounded wait for the first pass to be served.
-i=0
-until [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL")" = 200 ]; do
-	i=$((i + 1)); [ $i -le 900 ] || fail "/metrics did not answer 200 within 90 s (the first pass)"
-	kill -0 $DPID 2>/dev/null || fail "thpshrinkd exited early"
-	sleep 0.1
-done
+wait_200 "$URL" 90 "the first pass"
 echo "ok: /metrics answers on 127.0.0.1:$PORT"
 
 grep -q "Observe-only" "$T/daemon.log" || grep -q "cgroup2 memory yes" "$T/daemon.log" ||

@@ -17,30 +17,20 @@
 #  F. 20,000 empty cgroups under 3.7 KB of parent path (a fake tree, THPSHRINK_CGROUP_ROOT): a
 #     --once pass's peak RSS next to the same pass over an empty tree, in the same run.
 set -u
-: "${top_srcdir:?}" "${top_builddir:?}"
-D=$top_builddir/thpshrinkd
-CLI=$top_builddir/thpshrink
-PY=/usr/bin/python3
+THPS_KILL="DPID LPID"
+. "$top_srcdir/tests/integration/lib.sh"
+need_built "$D" "$CLI"
+need_root "the daemon reads /proc of every process; files must be root's"
+need_cmd curl curl
+need_python
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; [ -f "$T/daemon.log" ] && tail -20 "$T/daemon.log" | sed 's/^/  daemon: /'; exit 1; }
-[ -x "$D" ] && [ -x "$CLI" ] || fail "$D or $CLI not built"
-[ "$(id -u)" = 0 ] || skip "needs root (the daemon reads /proc of every process; files must be root's)"
-command -v curl >/dev/null || skip "curl is missing (Debian package curl)"
-[ -x $PY ] || skip "/usr/bin/python3 is missing"
-
-T=$(mktemp -d /tmp/thps-daemon-trust.XXXXXX)
+thps_tmpdir daemon-trust
 chmod 755 "$T"
-DPID= LPID=
-cleanup() {
-	for p in $DPID $LPID; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	umount "$T/ro" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+LPID=
+thps_cleanup_more() { umount "$T/ro" 2>/dev/null; }
 mkdir -p "$T/policies" "$T/state" "$T/tf"
-PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
+[ -n "$PORT" ] || fail "no free loopback port"
 URL=http://127.0.0.1:$PORT/metrics
 
 # start ARGS...: thpshrinkd in the background, its pid in DPID
@@ -48,15 +38,6 @@ start() {
 	"$D" --policy-dir "$T/policies" --state-dir "$T/state" --registrations-dir none "$@" \
 		>"$T/daemon.log" 2>&1 &
 	DPID=$!
-}
-stop() { # stop: SIGTERM, must exit 0 within 5 s
-	kill -TERM "$DPID"
-	i=0
-	while kill -0 "$DPID" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-	kill -0 "$DPID" 2>/dev/null && fail "$1: still running 5 s after SIGTERM"
-	wait "$DPID"; rc=$?
-	DPID=
-	[ $rc = 0 ] || fail "$1: exit status $rc after SIGTERM"
 }
 # scans FILE: thpshrink_scans_total in FILE; never opens a FIFO (that would block the test)
 scans() { [ -f "$1" ] && [ ! -p "$1" ] && awk '$1 == "thpshrink_scans_total" { print $2 }' "$1" 2>/dev/null; }
@@ -133,7 +114,7 @@ grep -q "not alive: .*status.json' was last written" "$T/alive.out" || fail "E: 
 kill -CONT $DPID
 "$CLI" probe --daemon-alive --state-dir "$T/nonexistent" >"$T/alive.out" 2>&1 && fail "E: alive without a status file"
 echo "ok: E: liveness: alive while running and under attack, 'not alive' once stopped ($(cat "$T/alive.out" | head -1))"
-stop A
+daemon_stop A
 
 # B. A Unix socket.
 start --listen "unix:$T/metrics.sock" --interval 2
@@ -141,7 +122,7 @@ i=0
 until curl -sf --unix-socket "$T/metrics.sock" -o "$T/unix.prom" http://x/metrics || [ $i -ge 100 ]; do sleep 0.2; i=$((i + 1)); done
 grep -q '^thpshrink_scans_total [1-9]' "$T/unix.prom" || fail "B: no metrics on the Unix socket"
 [ "$(stat -c %a "$T/metrics.sock")" = 600 ] || fail "B: socket mode $(stat -c %a "$T/metrics.sock"), expected 600"
-stop B
+daemon_stop B
 [ -e "$T/metrics.sock" ] && fail "B: the socket outlived the daemon"
 echo "ok: B: /metrics on a Unix socket (mode 0600), removed at exit"
 
@@ -164,7 +145,7 @@ s1=$(scans "$T/tf/out.prom")
 [ -L "$T/tf/out.prom" ] && fail "C: the symlink at the textfile's name is still there after $s1 passes"
 [ "$(cat "$T/victim")" = precious ] || fail "C: the symlink's target was written"
 [ "${s1:-0}" -ge 3 ] || fail "C: passes stopped (scans_total ${s1:-none})"
-stop C
+daemon_stop C
 left=$(find "$T/tf" -name '.out.prom.??????' ! -name .out.prom.XXXXXX | wc -l)
 [ "$left" = 0 ] || fail "C: $left temporary files left"
 echo "ok: C: FIFOs at the textfile's and the old temporary names and symlinks planted: $s1 passes, the textfile a regular file, the symlink's target intact, SIGTERM exit 0 within 5 s"

@@ -14,29 +14,20 @@
 #  D. churn: 400 SIGHUPs while another process creates and unlinks a valid policy file in a
 #     plain directory: no load reports success with fewer than the good set.
 set -u
-: "${top_srcdir:?}" "${top_builddir:?}"
-D=$top_builddir/thpshrinkd
-PY=/usr/bin/python3
+THPS_KILL="DPID HPID"
+. "$top_srcdir/tests/integration/lib.sh"
+need_built "$D"
+need_root "the daemon reads /proc of every process; files must be root's"
+need_cmd curl curl
+need_python
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; [ -f "$T/daemon.log" ] && tail -20 "$T/daemon.log" | sed 's/^/  daemon: /'; exit 1; }
-[ -x "$D" ] || fail "$D not built"
-[ "$(id -u)" = 0 ] || skip "needs root (the daemon reads /proc of every process; files must be root's)"
-command -v curl >/dev/null || skip "curl is missing (Debian package curl)"
-[ -x $PY ] || skip "/usr/bin/python3 is missing"
-
-T=$(mktemp -d /tmp/thps-policy-atomic.XXXXXX)
+thps_tmpdir policy-atomic
 chmod 755 "$T"
-DPID= HPID=
-cleanup() {
-	for p in $DPID $HPID; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+HPID=
 umask 022
 mkdir -p "$T/p" "$T/state"
-PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
+[ -n "$PORT" ] || fail "no free loopback port"
 URL=http://127.0.0.1:$PORT/metrics
 pol() { printf '{ "name": "%s", "match": { "cgroup": "%s" } }\n' "$1" "$2"; }
 

@@ -10,24 +10,13 @@
 # SKIP (77) where this host cannot: not root, no CAP_SYS_NICE, no THP support, a kernel before
 # 6.1 (no MADV_COLLAPSE).
 set -u
-b=${top_builddir:-.}
-bin=$b/thpshrink dense=$b/tests/tools/thpshrink-dense
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-skip() { echo "SKIP: $*"; exit 77; }
-check() { # NAME DETAIL CMD...
-	n=$1 d=$2; shift 2
-	if "$@"; then echo "ok: $n: $d"; else echo "FAIL: $n: $d"; fail=1; fi
-}
-[ "$(id -u)" = 0 ] || skip "needs root (pagemap PFNs, kpageflags)"
-[ -r /sys/kernel/mm/transparent_hugepage/hpage_pmd_size ] || skip "no THP support in this kernel"
-capeff=$(awk '/^CapEff/ {print $2}' /proc/self/status)
-[ $(( 0x$capeff >> 23 & 1 )) = 1 ] || skip "no CAP_SYS_NICE here"
-IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
-[ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -ge 1 ]; } ||
-	skip "kernel $(uname -r) has no MADV_COLLAPSE (6.1+)"
-[ -x "$dense" ] || skip "no $dense"
+. "$top_srcdir/tests/integration/lib.sh"
+b=$top_builddir
+bin=$CLI dense=$b/tests/tools/thpshrink-dense
+need_built "$bin" "$dense"
+need_collapse
+thps_tmpdir promote-host
+tmp=$T
 
 v() { sed -n "s/^$2:.* $3=\([0-9.]*\).*/\1/p" "$1" | head -1; }
 MB=64 SMB=16 ZMB=16
@@ -86,4 +75,4 @@ check "usage" "--pid with --cgroup is refused (exit 2)" [ $? = 2 ]
 check "usage" "no target is refused (exit 2)" [ $? = 2 ]
 "$bin" promote --pid 1 --finder magic >/dev/null 2>&1
 check "usage" "--finder magic is refused (exit 2)" [ $? = 2 ]
-exit $fail
+exit $((fails > 0))

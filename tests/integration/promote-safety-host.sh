@@ -15,25 +15,15 @@
 #           (THP mode always); elsewhere that leg says SKIP.
 # SKIP (77) where this host cannot: not root, no CAP_SYS_NICE, no THP, a kernel before 6.1.
 set -u
-b=${top_builddir:-.}
-bin=${THPS_PROMOTE_BIN:-$b/thpshrink} dense=$b/tests/tools/thpshrink-dense
-fail=0
-tmp=$(mktemp -d)
+. "$top_srcdir/tests/integration/lib.sh"
+b=$top_builddir
+bin=${THPS_PROMOTE_BIN:-$CLI} dense=$b/tests/tools/thpshrink-dense
+need_built "$bin" "$dense"
+need_collapse
+# pids is a bash array (lib.sh's cleanup is POSIX sh): this script cleans up after itself.
+tmp=$(mktemp -d /tmp/thps-promote-safety.XXXXXX)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$tmp"' EXIT
-skip() { echo "SKIP: $*"; exit 77; }
-check() { # NAME DETAIL CMD...
-	n=$1 d=$2; shift 2
-	if "$@"; then echo "ok: $n: $d"; else echo "FAIL: $n: $d"; fail=1; fi
-}
-[ "$(id -u)" = 0 ] || skip "needs root (pagemap PFNs, kpageflags)"
-[ -r /sys/kernel/mm/transparent_hugepage/hpage_pmd_size ] || skip "no THP support in this kernel"
-capeff=$(awk '/^CapEff/ {print $2}' /proc/self/status)
-[ $(( 0x$capeff >> 23 & 1 )) = 1 ] || skip "no CAP_SYS_NICE here"
-IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
-[ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -ge 1 ]; } ||
-	skip "kernel $(uname -r) has no MADV_COLLAPSE (6.1+)"
-[ -x "$dense" ] || skip "no $dense"
 
 v() { sed -n "s/^$2:.* $3=\([0-9.]*\).*/\1/p" "$1" | head -1; }
 num() { [[ $1 =~ ^[0-9]+$ ]]; } # a figure that was really read
@@ -80,7 +70,7 @@ for ms in 10 20 30 40 50 60 70 80 100 120 150 200; do
 		echo "note: exec at $ms ms: the new image's libraries took the old range's addresses: not counted"
 		continue
 	fi
-	num "$t" || { echo "FAIL: exec: no figure from the new image at $ms ms: $(tail -1 "$o")"; fail=1; continue; }
+	num "$t" || { echo "FAIL: exec: no figure from the new image at $ms ms: $(tail -1 "$o")"; fails=$((fails + 1)); continue; }
 	runs=$((runs + 1)) thp_new=$((thp_new + t))
 	[ "$t" = 0 ] || echo "note: exec at $ms ms: $t bytes of THPs in the new image"
 	if grep -q 'summary:.* exec=1 ' "$o.promote"; then
@@ -108,7 +98,7 @@ for i in $(seq $FRUNS); do
 	z=$(sed -n 's/^flip: .* zero_filled=\([0-9]*\)$/\1/p' "$o")
 	f=$(sed -n 's/^flip: .* flips=\([0-9]*\) .*/\1/p' "$o")
 	n=$(sed -n 's/^summary: found=\([0-9]*\) .*/\1/p' "$o.promote")
-	num "$z" && num "$f" && num "$n" || { echo "FAIL: flip: run $i gave no figures"; fail=1; continue; }
+	num "$z" && num "$f" && num "$n" || { echo "FAIL: flip: run $i gave no figures"; fails=$((fails + 1)); continue; }
 	zf=$((zf + z)) flips=$((flips + f)) found=$((found + n))
 done
 check "flip: the attack ran" "$flips flips, $found dense ranges found in $FRUNS runs (> 0 each)" \
@@ -152,7 +142,7 @@ if [ -x "$adm" ]; then
 	check "admit: THPs" "$(v "$o" after dense_thp) bytes ($(((MB / 2) << 20)): the admitted half)" \
 		test "$(v "$o" after dense_thp)" = $(((MB / 2) << 20))
 else
-	echo "FAIL: admit: no $adm"; fail=1
+	echo "FAIL: admit: no $adm"; fails=$((fails + 1))
 fi
 
 # except-advised (6.18+): the kernel shows it only as THPeligible 0 under THP always
@@ -169,4 +159,4 @@ else
 	check "except-advised: said" "$(grep -o 'opted_out=[0-9]*' "$o.promote")" \
 		grep -q "summary:.* opted_out=$((MB / 2)) " "$o.promote"
 fi
-exit $fail
+exit $((fails > 0))

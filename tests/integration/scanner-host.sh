@@ -5,19 +5,14 @@
 # and a process exiting mid-scan must be counted as skipped, not fail the scan.
 # Needs root (kpageflags, kpagecgroup) and THP mode madvise or always; skips otherwise.
 set -u
-b=${top_builddir:?}
+THPS_KILL=pids
+. "$top_srcdir/tests/integration/lib.sh"
+b=$top_builddir
 dump=$b/tests/tools/scan-dump
-bloat=$b/thpshrink-bloat
-tmp=$(mktemp -d /tmp/scanner-host.XXXXXX)
+bloat=$BLOAT
 pids=""
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
+thps_tmpdir scanner-host
+tmp=$T
 
 [ "$(id -u)" = 0 ] || skip "needs root to read /proc/kpageflags and /proc/kpagecgroup"
 [ -r /proc/kpageflags ] || skip "/proc/kpageflags is not readable"

@@ -12,30 +12,18 @@
 #  D. --state-dir owned by another user, or writable by others: the daemon refuses to start and
 #     says why and what to do; its own 0755 directory is accepted.
 set -u
-: "${top_srcdir:?}" "${top_builddir:?}"
-D=$top_builddir/thpshrinkd
-CLI=$top_builddir/thpshrink
-PY=/usr/bin/python3
+. "$top_srcdir/tests/integration/lib.sh"
+need_built "$D" "$CLI"
+need_root "the daemon reads /proc of every process; files must be root's"
+need_cmd curl curl
+need_python
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; [ -f "$T/daemon.log" ] && tail -20 "$T/daemon.log" | sed 's/^/  daemon: /'; exit 1; }
-[ -x "$D" ] && [ -x "$CLI" ] || fail "$D or $CLI not built"
-[ "$(id -u)" = 0 ] || skip "needs root (the daemon reads /proc of every process; files must be root's)"
-command -v curl >/dev/null || skip "curl is missing (Debian package curl)"
-[ -x $PY ] || skip "/usr/bin/python3 is missing"
-
-T=$(mktemp -d /tmp/thps-trust-files.XXXXXX)
+thps_tmpdir trust-files
 chmod 755 "$T"
-DPID=
-cleanup() {
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
 umask 022
 mkdir -p "$T/policies" "$T/state" "$T/regs"
-PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
+[ -n "$PORT" ] || fail "no free loopback port"
 URL=http://127.0.0.1:$PORT/metrics
 
 # A. 10,000 registrations naming one cgroup.

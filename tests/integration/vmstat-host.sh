@@ -5,20 +5,16 @@
 # two reads of the file around it, absent counters must be reported absent, and the
 # process's memory cgroup (v2 anon_thp, or v1 total_rss_huge, read only) must hold its THPs.
 set -u
-b=${top_builddir:?}
+THPS_KILL=pid
+. "$top_srcdir/tests/integration/lib.sh"
+b=$top_builddir
 dump=$b/tests/tools/ksrc-dump
-bloat=$b/thpshrink-bloat
-tmp=$(mktemp -d /tmp/vmstat-host.XXXXXX)
+bloat=$BLOAT
 pid=""
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+thps_tmpdir vmstat-host
+tmp=$T
 failed=0
 bad() { echo "FAIL: $*"; failed=1; }
-skip() { echo "SKIP: $*"; exit 77; }
 
 [ "$(id -u)" = 0 ] || skip "needs root to read /proc/kpageflags and /proc/kpagecgroup (the scanner finds the cgroups)"
 grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null && skip "THP mode is never"

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "fileio.h"
 #include "kernel/kernel.h"
 #include "macro.h"
@@ -253,6 +254,10 @@ START_TEST(test_memcg_find_mountinfo)
 	ck_assert_int_eq(thps_memcg_find(&ctx, root, sizeof(root), &v2mem), 1);
 	snprintf(expect, sizeof(expect), "%s/v1host/cgroup", FIXTURES);
 	ck_assert_str_eq(root, expect);
+	ck_assert_int_eq(thps_cgroups_find_mount(&ctx), 0);
+	ck_assert_str_eq(ctx.cgroup_root, expect);
+	ck_assert_int_eq(ctx.cgroup_version, 1);
+	ctx.cgroup_root[0] = 0;
 
 	/* v2 with memory wins; its escaped space is undone */
 	snprintf(info + strlen(info), sizeof(info) - strlen(info),
@@ -262,15 +267,23 @@ START_TEST(test_memcg_find_mountinfo)
 	snprintf(expect, sizeof(expect), "%s/my cg", tmpdir);
 	ck_assert_str_eq(root, expect);
 	ck_assert(v2mem);
+	/* the daemon's and the CLI's discovery takes the probe's answer */
+	ck_assert_int_eq(thps_cgroups_find_mount(&ctx), 0);
+	ck_assert_str_eq(ctx.cgroup_root, expect);
+	ck_assert_int_eq(ctx.cgroup_version, 2);
+	ctx.cgroup_root[0] = 0;
 
-	/* only a v2 mount without memory: found, but says so */
+	/* only a v2 mount without memory: found, but says so; no memory hierarchy to act on */
 	snprintf(info, sizeof(info), "30 25 0:26 / %s/unified rw - cgroup2 cgroup2 rw\n", tmpdir);
 	put("proc/self/mountinfo", info);
 	ck_assert_int_eq(thps_memcg_find(&ctx, root, sizeof(root), &v2mem), 2);
 	ck_assert(!v2mem);
+	ck_assert_int_eq(thps_cgroups_find_mount(&ctx), -ENOENT);
+	ck_assert_str_eq(ctx.cgroup_root, "");
 
 	put("proc/self/mountinfo", "24 1 8:1 / / rw - ext4 /dev/sda1 rw\ngarbage\n");
 	ck_assert_int_eq(thps_memcg_find(&ctx, root, sizeof(root), &v2mem), 0);
+	ck_assert_int_eq(thps_cgroups_find_mount(&ctx), -ENOENT);
 	rm_tmp();
 }
 END_TEST

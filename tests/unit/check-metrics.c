@@ -113,6 +113,8 @@ static const struct thps_metrics_count promote_failures[] = {
 	{ "no_memory", 1 }, { "refused", 2 }, { "thp_disabled", 1 }, { "other", 0 },
 };
 
+/* Compares text with the golden file, or rewrites it first when THPS_UPDATE_GOLDENS is set
+ * (`make update-goldens`, the one variable for every suite's golden files). */
 static void check_golden(const char *name, const char *text)
 {
 	char path[4096];
@@ -120,11 +122,11 @@ static void check_golden(const char *name, const char *text)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/metrics/%s", FIXTURES, name);
-	if (getenv("THPS_UPDATE_GOLDEN")) {
-		FILE *f = fopen(path, "w");
-		ck_assert_ptr_nonnull(f);
-		fputs(text, f);
-		fclose(f);
+	if (getenv("THPS_UPDATE_GOLDENS")) {
+		FILE *f = fopen(path, "we");
+		ck_assert_msg(f, "cannot write %s", path);
+		ck_assert_int_ge(fputs(text, f), 0);
+		ck_assert_int_eq(fclose(f), 0);
 	}
 	r = read_file_bounded(path, 1 << 20, &want, NULL);
 	ck_assert_msg(r == 0, "cannot read golden file %s: %d", path, r);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the report formatters: hand-built scans against golden files under
- * tests/fixtures/report/ (byte-exact). `make update-report-goldens` rewrites them. */
+ * tests/fixtures/report/ (byte-exact). `make update-goldens` rewrites them. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -133,7 +133,8 @@ static void build_empty(struct thps_scan *s)
 	s->summary.method = "pagemap";
 }
 
-/* Compares out with the golden file, or rewrites it when THPS_UPDATE_GOLDENS is set. */
+/* Compares out with the golden file, or rewrites it when THPS_UPDATE_GOLDENS is set
+ * (`make update-goldens`). */
 static void check_golden(const char *name, const char *out, size_t len)
 {
 	char path[4096];
@@ -150,7 +151,7 @@ static void check_golden(const char *name, const char *out, size_t len)
 		return;
 	}
 	f = fopen(path, "re");
-	ck_assert_msg(f, "golden file %s missing (make update-report-goldens)", path);
+	ck_assert_msg(f, "golden file %s missing (make update-goldens)", path);
 	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
 	wlen = ftell(f);
 	rewind(f);
