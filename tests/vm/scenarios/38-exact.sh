@@ -17,8 +17,8 @@
 # split, never memory.reclaim): >= 95 % of the planted waste, with the page cache kept as above.
 # The planted waste is what thpshrink-bloat's parameters lay out (vm_planted_waste), not a
 # figure of thpshrink's; 95 %: the charge stock and the workload's own pages move a little.
-# In the lockdown boots, the daemon once more without CAP_SYS_NICE (tests/tools/thps-nocap), so that process_madvise is refused and nothing exact is
-# left: it says so once at start, thpshrink_give_back_method and status.json say "none", the
+# In the lockdown boots, the daemon once more without CAP_SYS_NICE (tests/tools/thps-nocap),
+# so that process_madvise is refused and nothing exact is left: it says so once at start, thpshrink_give_back_method and status.json say "none", the
 # cgroup is refused with the reason, and the page cache stays; after a reload with
 # "split_or_reclaim" it writes memory.reclaim and says so. On k61 (a split frees no zero subpage):
 # the partially mapped folios' unmapped subpages are freed and the sparse ones are reported as

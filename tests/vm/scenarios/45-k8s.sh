@@ -135,6 +135,18 @@ else
 	ok=no; given_back && ok=yes
 	vm_check besteffort-given-back "systemd-driver containerd pod: $(vm_mib "$g1") MiB back, $w1 bytes left; cgroupfs CRI-O pod: $(vm_mib "$g2") MiB back, $w2 bytes left; of $(vm_mib $mix_waste) MiB each (bound: < $MIN_WASTE bytes left, the policy's min_waste), within $secs s" \
 		[ $ok = yes ]
+	# The kernel's side of it, per pod: memory.current fell by >= 95 % of the planted waste less
+	# one THP's (the most min_waste lets stay), and thpshrink-thpcheck finds <= 1 of 16 THPs whole.
+	for be in be-sd be-fs; do
+		pid=$(awk -v n=$be '$1 == n {print $2}' $D/pids) start=$(awk -v n=$be '$1 == n {print $4}' $D/pids)
+		end=$(awk -v n=$be '$1 == n {print $5}' $D/pids) mem0=$(awk -v n=$be '$1 == n {print $6}' $D/pids)
+		cg=$(awk -v n=$be '$1 == n {print $2}' $D/pods)
+		mem1=$(vm_mem_current "$CG_ROOT$cg")
+		vm_thpcheck "$pid" "$start" "$end"
+		drop=""; vm_num "$mem0" "$mem1" && drop=$((mem0 - mem1))
+		vm_check $be-kernel-given-back "memory.current $mem0 -> $mem1: $(vm_mib "${drop:-0}") MiB less of $(vm_mib $mix_waste) planted (bound 95 % of $(vm_mib $((mix_waste - 504 * 4096)))); THPs whole $chk_thp of 16 (bound 1)" \
+			eval 'vm_pct_ge "$drop" $((mix_waste - 504 * 4096)) 95 && vm_num "$chk_thp" && [ "$chk_thp" -le 1 ]'
+	done
 	[ $ok = yes ] || grep -E "cgroup '($BE1|$BE2)'" $D/daemon.log | tail -12 | sed 's/^/# daemon: /'
 fi
 echo "# policies: $(grep -o "cgroup '[^']*': policy '[^']*'" $D/daemon.log | sort -u | sed 's/.*\/\([^/]*\)'"'"': policy/\1:/' | tr '\n' ' ')"
