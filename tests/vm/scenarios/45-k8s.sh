@@ -114,10 +114,9 @@ T0=$(vm_uptime)
 BE1=$(awk '$1=="be-sd"{print $2}' $D/pods) BE2=$(awk '$1=="be-fs"{print $2}' $D/pods)
 i=0
 # Given back: each pod's waste left below the policy's min_waste, 2M, i.e. at least 15 of its 16
-# THPs' waste. Not 0: memory.reclaim is not exact, and twice in CI on the RFC kernel it left one
-# THP (504 zero subpages, 1.97 MiB) in one pod, which is below min_waste (2M, the floor the
-# policy grammar allows) and so, by the policy, stays. Up to 8 intervals; the loop ends as soon
-# as both are given back
+# THPs' waste. Not 0: memory.reclaim is not exact and may leave one THP (504 zero subpages, 1.97
+# MiB), below min_waste (the floor the policy grammar allows), which the policy then leaves. Up
+# to 8 intervals; the loop ends as soon as both are given back
 given_back() { [ "$g1" -gt 0 ] && [ "$g2" -gt 0 ] && [ "$w1" -lt $MIN_WASTE ] && [ "$w2" -lt $MIN_WASTE ]; }
 both_asked() { grep -q "cgroup '$BE1': reclaim asked" $D/daemon.log && grep -q "cgroup '$BE2': reclaim asked" $D/daemon.log; }
 while [ $i -lt $((INTERVAL * 8 * 10 + 100)) ]; do

@@ -172,10 +172,8 @@ listening() {
 # svc_ready NAME: waits until it listens (Redis: until its log says it is ready). It runs no
 # program of the share while it waits: a probe that loads the libraries the starting service
 # loads races it for their first touch, and the page cache goes to whichever cgroup touches a
-# page first (Redis's file pages were 4.4-11.5 MiB from one run to the next while redis-cli
-# pinged it during its start; 5.0-12.3 MiB under THP always and with thpshrinkd, 14.9 under THP
-# never, while the ping ran in the root cgroup as soon as the previous configuration's socket
-# was seen). The harness's own clients run in loadgen.slice.
+# page first (a service's file pages would then differ between configurations by chance). The
+# harness's own clients run in loadgen.slice.
 svc_ready() {
 	_i=0
 	while [ $_i -lt 600 ]; do
@@ -304,10 +302,8 @@ run_config() { # CONF [MODE]: MODE (never, always, thpsd; CONF by default) under
 		echo "# $conf: $(wc -l < $W/tracked-$conf.txt) THPs >= 90 % used after the fill, followed to the end ($(awk "BEGIN{print $(vm_uptime) - $_t}") s)"
 	fi
 	# The JIT-compiled runtimes warm up before the measured rounds, in every configuration, while
-	# the node settles: under TCG the JVM's rate climbed 2-3x from its first 3 s round to its
-	# second (3-6 to 7-15 requests/s), so unwarmed, the best of two measured how far its JIT had
-	# got, which follows the host's load (0.46 of THP always once in CI, on a loaded host:
-	# thpshrinkd's configuration took 235 s there, 187-215 s in the other runs)
+	# the node settles: unwarmed, the best of two rounds measures how far the JIT got (under TCG
+	# the JVM's rate grows 2-3x from its first round), which follows the host's load
 	( for v in jvm nodejs; do lg $(kind_of $v) $(port_of $v) bench $((2 * BENCH)) > $W/$v.warm; done ) &
 	_warm=$!
 	sleep $SETTLE
@@ -449,12 +445,9 @@ vm_check node-always-bloats "node: THP always $(vm_mib $node_always) MiB vs THP 
 	[ "$node_always" -gt "$node_never" ]
 # The footprint is judged on one run of THP never and thpshrinkd, or on the mean of two where the
 # first is outside the bound: the runtimes' heaps move the node by up to 1.5 % from one run of a
-# configuration to the next, whatever THP does (Go's anon 12.9-15.2 MiB under THP never in 10
-# runs and 13.1-16.8 with thpshrinkd, none of it THP waste; the JVM's 59.9-62.3 and 60.5-63.9):
-# two runs in 28 measured 103.9 and 103.0 % (anon 106.1 and 103.8 %), Go's heap 3.9 and 2.6 MiB
-# larger, the other 26 99.3-102.9 %. A second pair measures the same thing again: the mean of
-# two halves the swing's weight, and a footprint that THP itself pushed over the bound stays over
-# it in both.
+# configuration to the next, whatever THP does (figures: docs/results.md). The mean of two halves
+# that swing's weight, and a footprint that THP itself pushed over the bound stays over it in
+# both.
 within() { [ $(($1 * 100)) -le $(($2 * (100 + $3))) ]; }   # BYTES REF TOL: BYTES <= REF + TOL %
 runs=1 first="$(pct $node_thpsd $node_never) % (anon $(pct $anon_thpsd $anon_never) %)"
 node_n=$node_never node_d=$node_thpsd anon_n=$anon_never anon_d=$anon_thpsd
