@@ -8,7 +8,7 @@
 MIX=0:24,10:8,512:8
 # what that lays out: the zero subpages of the 32 almost-empty THPs (63.7 MiB)
 PLANTED=$(vm_planted_waste --mix $MIX)
-# the scan finds within 1 % of it (one THP is 3 %): every run so far found it to the byte
+# the scan counts zero subpages exactly: within 1 % of it (one THP more or less is 3 %)
 within1() { vm_num "$1" && [ $(($1 * 100)) -ge $((PLANTED * 99)) ] && [ $(($1 * 100)) -le $((PLANTED * 101)) ]; }
 
 sib=$(vm_cgroup_new sp-sibling)

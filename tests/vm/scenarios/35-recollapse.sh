@@ -4,8 +4,8 @@
 # must count the cycle (thpshrink_recollapsed_thps_total > 0), log the max_ptes_none advice,
 # put the count in status.json, and back off (the engine's noeffect_backoff rule) instead of
 # splitting the same ranges every cooldown: counted by its metrics and by the kernel's
-# thp_split_page. k612 only: on 6.1 a split frees nothing (the
-# actuator refuses, see 30-split), and the RFC kernel's shrinker changes the picture.
+# thp_split_page. k612 only: on 6.1 a split frees nothing (the actuator refuses, see 30-split),
+# and the RFC kernel's shrinker changes the picture.
 
 PORT=9478
 D=/tmp/thpsd-rc
