@@ -109,8 +109,8 @@ page_cache_checks() {
 	vm_check "$5-few-refaults" "refaults +$_ref pages of $(($2 / 4096)) file pages" \
 		[ $((_ref * 100)) -lt $(($2 / 4096 * 5)) ]
 }
-# mix SIZE_KB: sparse, full and partially mapped folios of that size (about 48 MiB of waste
-# for the PMD size, less for the small ones)
+# mix SIZE_KB: sparse, full and partially mapped folios of that size (94.5 MiB of zero and
+# unmapped subpages for the PMD size, 21-22.5 MiB for the small ones: vm_planted_waste)
 mix() {
 	_sub=$(($1 / 4))
 	case $1 in
