@@ -34,9 +34,10 @@ public class LatencyChase {
 
     static void print(String name) {
         double secs = (System.nanoTime() - startNs) / 1e9;
-        System.out.printf("phase %s n=%d secs=%.3f ops_per_s=%.0f p50_us=%.2f p99_us=%.2f p999_us=%.2f max_us=%.2f%n",
+        // one write of the whole line: the script reads the file while it is written
+        System.out.print(String.format("phase %s n=%d secs=%.3f ops_per_s=%.0f p50_us=%.2f p99_us=%.2f p999_us=%.2f max_us=%.2f end%n",
                 name, n, secs, secs > 0 ? n / secs : 0.0, quantileUs(0.50), quantileUs(0.99),
-                quantileUs(0.999), maxNs / 1000.0);
+                quantileUs(0.999), maxNs / 1000.0));
         System.out.flush();
     }
 
@@ -66,7 +67,7 @@ public class LatencyChase {
         reset();
         int p = 0;
         for (long r = 0;; r++) {
-            if (r % 64 == 0 && System.in.available() > 0) {
+            if (r % 64 == 0 && in.ready()) {
                 String line = in.readLine();
                 if (line == null || line.equals("quit"))
                     break;

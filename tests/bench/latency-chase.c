@@ -89,16 +89,8 @@ static void make_sparse(uint8_t *p, uint64_t len) {
 	}
 }
 
-/* Returns 1 to go on, 0 on "quit" or end of input. */
-static int control(void) {
-	struct pollfd pfd = {.fd = 0, .events = POLLIN};
-	char line[128];
-
-	if (poll(&pfd, 1, 0) <= 0)
-		return 1;
-	if (!fgets(line, sizeof(line), stdin))
-		return 0;
-	line[strcspn(line, "\n")] = '\0';
+/* One control line. Returns 1 to go on, 0 on "quit". */
+static int command(const char *line) {
 	if (strncmp(line, "print ", 6) == 0) {
 		lh_print(stdout, &hist, line + 6);
 		lh_reset(&hist);
@@ -106,6 +98,31 @@ static int control(void) {
 		lh_reset(&hist);
 	} else if (strcmp(line, "quit") == 0) {
 		return 0;
+	}
+	return 1;
+}
+
+/* Reads what is there on stdin, with read(2) and not stdio: a buffered line would hide from
+ * poll(2) until the next one came. The script writes whole short lines (atomic on a FIFO).
+ * Returns 1 to go on, 0 on "quit" or end of input. */
+static int control(void) {
+	struct pollfd pfd = {.fd = 0, .events = POLLIN};
+	char buf[512];
+	ssize_t n;
+
+	if (poll(&pfd, 1, 0) <= 0)
+		return 1;
+	n = read(0, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (char *line = buf, *end; *line; line = end + 1) {
+		end = strchr(line, '\n');
+		if (!end)
+			return command(line);
+		*end = '\0';
+		if (!command(line))
+			return 0;
 	}
 	return 1;
 }

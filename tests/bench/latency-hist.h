@@ -59,11 +59,12 @@ static inline double lh_quantile_us(const struct lat_hist *h, double q) {
 	return (double) h->max_ns / 1000.0;
 }
 
-/* "phase NAME n=... secs=... ops_per_s=... p50_us=... p99_us=... p999_us=... max_us=..." */
+/* "phase NAME n=... secs=... ops_per_s=... p50_us=... p99_us=... p999_us=... max_us=... end": a
+ * reader of the output file while it is written takes only lines with their "end". */
 static inline void lh_print(FILE *f, const struct lat_hist *h, const char *name) {
 	double secs = (double) (lh_now_ns() - h->start_ns) / 1e9;
 
-	fprintf(f, "phase %s n=%" PRIu64 " secs=%.3f ops_per_s=%.0f p50_us=%.2f p99_us=%.2f p999_us=%.2f max_us=%.2f\n",
+	fprintf(f, "phase %s n=%" PRIu64 " secs=%.3f ops_per_s=%.0f p50_us=%.2f p99_us=%.2f p999_us=%.2f max_us=%.2f end\n",
 	        name, h->n, secs, secs > 0 ? (double) h->n / secs : 0.0, lh_quantile_us(h, 0.50),
 	        lh_quantile_us(h, 0.99), lh_quantile_us(h, 0.999), (double) h->max_ns / 1000.0);
 	fflush(f);
