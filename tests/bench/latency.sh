@@ -12,7 +12,7 @@
 #          pre-touched (LatencyChase.java): requests are dependent random reads of an int[];
 #   chase: a C pointer chase (latency-chase): hot THPs, dense 4 KiB ranges, freed THPs.
 # Each round and service, phases of equal length (SECS): (a) steady, on a fresh instance with
-# THPs; (b) while `thpshrink reclaim --pid PID --method split` splits its low-util and partially
+# THPs after a warm-up that is not counted (2 s; 1 s with --quick); (b) while `thpshrink reclaim --pid PID --method split` splits its low-util and partially
 # mapped THPs (started 0.25 s into the phase); (c) while `thpshrink promote --pid PID` collapses
 # its dense ranges; (d) the same service started again with 4 KiB pages only
 # (PR_SET_THP_DISABLE: redis --disable-thp and jemalloc thp:never, a prctl launcher for the JVM,
@@ -26,10 +26,10 @@
 set -uo pipefail
 b=${1:?usage: latency.sh BUILDDIR [--quick] [--rounds R] [--secs S] [--services LIST]}
 shift
-rounds=3 secs=5 quick=0 services="redis jvm chase"
+rounds=3 secs=5 warm=2 quick=0 services="redis jvm chase"
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) quick=1 rounds=1 secs=2 ;;
+	--quick) quick=1 rounds=1 secs=2 warm=1 ;;
 	--rounds) rounds=$2; shift ;;
 	--secs) secs=$2; shift ;;
 	--services) services=$2; shift ;;
@@ -121,7 +121,14 @@ os.execvp(sys.argv[1], sys.argv[1:])' java -XX:+AlwaysPreTouch -Xms${jvm_heap}m 
 		start_fifo chase "$b/tests/bench/latency-chase" --hot-mb $chase_hot --plain-mb $chase_plain \
 			--sparse-mb $chase_sparse --loads 256 $k ;;
 	esac
-	sleep 1 # past start-up: JIT, the fill's last frees
+	# past start-up (JIT, the fill's last frees) and warm (the first requests' cache misses):
+	# chase and jvm serve requests from their start, Redis gets a client's warm-up not counted
+	if [ "$1" = redis ]; then
+		"$b/tests/bench/latency-resp" "$w/redis.sock" "$redis_n" "$warm" w >/dev/null ||
+			{ echo "FAIL: latency-resp warm-up"; exit 1; }
+	else
+		sleep "$warm"
+	fi
 	local ahp
 	ahp=$(kb "$svc_pid" AnonHugePages)
 	case $2 in
