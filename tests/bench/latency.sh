@@ -209,8 +209,8 @@ echo "kernel $(uname -r), THP $mode, $(nproc) CPUs; $rounds rounds of ${secs} s 
 : >"$w/memory"
 for r in $(seq "$rounds"); do
 	for svc in $services; do
-		if [ $((r % 2)) = 1 ]; then thp_round $svc "$r"; fourk_round $svc "$r"
-		else fourk_round $svc "$r"; thp_round $svc "$r"; fi
+		if [ $((r % 2)) = 1 ]; then thp_round "$svc" "$r"; fourk_round "$svc" "$r"
+		else fourk_round "$svc" "$r"; thp_round "$svc" "$r"; fi
 	done
 done
 sort -u "$w/memory"
