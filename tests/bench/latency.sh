@@ -19,7 +19,9 @@
 # latency-chase --4k). (d) runs before (a) in even rounds, so the host's drift hits both alike.
 # One table: per phase the median over rounds of p50/p99/p99.9/max latency per request and of
 # requests/s, with min-max, the 1-minute load average, and what the action did; p99.9 and
-# requests/s against (a) of the same round. Result lines in bench-results/bench-latency.result.
+# requests/s against (a) of the same round. Result lines in bench-results/bench-latency.result
+# (BENCH_RESULTS=DIR: DIR/bench-latency.result), each round's figures in "# round" lines after
+# its provenance line.
 # Usage: latency.sh BUILDDIR [--quick] [--rounds R] [--secs S] [--services LIST]   (root: the split and promote
 # need PFNs and CAP_SYS_NICE). Default 3 rounds of 5 s phases (~6 min); --quick: 1 round, 2 s
 # phases, smaller services (~1 min).
@@ -217,6 +219,8 @@ sort -u "$w/memory"
 
 . "$src/tests/bench/result.sh"
 bench_result_open bench-latency "$b" "$src"
+# each round's own figures too, so several runs can be pooled
+sed 's/^/# round /' "$w/runs" >>"$BENCH_RESULT"
 awk -v res="$BENCH_RESULT" -v rounds="$rounds" -v secs="$secs" '
 	function kv(k,   i, a) { for (i = 4; i <= NF; i++) { split($i, a, "="); if (a[1] == k) return a[2] } return "" }
 	function sort(arr, k,   i, j, t) { for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t } }
