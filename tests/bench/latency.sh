@@ -21,7 +21,7 @@
 # requests/s, with min-max, the 1-minute load average, and what the action did; p99.9 and
 # requests/s against (a) of the same round. Result lines in bench-results/bench-latency.result
 # (BENCH_RESULTS=DIR: DIR/bench-latency.result), each round's figures in "# round" lines after
-# its provenance line.
+# its provenance line; tests/bench/latency-table.sh RESULT... pools several runs' files.
 # Usage: latency.sh BUILDDIR [--quick] [--rounds R] [--secs S] [--services LIST]   (root: the split and promote
 # need PFNs and CAP_SYS_NICE). Default 3 rounds of 5 s phases (~6 min); --quick: 1 round, 2 s
 # phases, smaller services (~1 min).
@@ -221,33 +221,5 @@ sort -u "$w/memory"
 bench_result_open bench-latency "$b" "$src"
 # each round's own figures too, so several runs can be pooled
 sed 's/^/# round /' "$w/runs" >>"$BENCH_RESULT"
-awk -v res="$BENCH_RESULT" -v rounds="$rounds" -v secs="$secs" '
-	function kv(k,   i, a) { for (i = 4; i <= NF; i++) { split($i, a, "="); if (a[1] == k) return a[2] } return "" }
-	function sort(arr, k,   i, j, t) { for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t } }
-	function med(arr, k,   m) { sort(arr, k); m = int((k + 1) / 2); return (k % 2) ? arr[m] : (arr[m] + arr[m + 1]) / 2 }
-	function cell(key, fmt,   i, arr, k, m) { k = 0; for (i = 1; i <= nr[s, p]; i++) arr[++k] = v[s, p, i, key]
-		m = med(arr, k); return k > 1 ? sprintf(fmt " (" fmt "-" fmt ")", m, arr[1], arr[k]) : sprintf(fmt, m) }
-	# per round, the phase against the same round'"'"'s baseline (a)
-	function ratio(key,   i, arr, k, m) { k = 0; for (i = 1; i <= nr[s, p]; i++) arr[++k] = v[s, p, i, key] / a[s, v[s, p, i, "round"], key]
-		m = med(arr, k); return k > 1 ? sprintf("%.2f (%.2f-%.2f)", m, arr[1], arr[k]) : sprintf("%.2f", m) }
-	{ s = $1; p = $3; i = ++nr[s, p]; v[s, p, i, "round"] = $2
-	  split("ops_per_s p50_us p99_us p999_us max_us load", keys, " ")
-	  for (j in keys) v[s, p, i, keys[j]] = kv(keys[j]) + 0
-	  v[s, p, i, "action"] = kv("action")
-	  if (p == "a") for (j in keys) a[s, $2, keys[j]] = kv(keys[j]) + 0
-	  if (!(s in seen)) { seen[s] = 1; order[++ns] = s } }
-	END {
-		name["a"] = "(a) steady, THPs"; name["b"] = "(b) during split"; name["c"] = "(c) during promote"; name["d"] = "(d) 4 KiB pages"
-		printf "\nper request, microseconds; median over %d rounds of %g s phases (min-max); x = against (a) of the same round\n", rounds, secs
-		printf "| service | phase | requests/s | p50 | p99 | p99.9 | max | p99.9 x | requests/s x | load 1m | action (last round) |\n"
-		printf "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-		for (o = 1; o <= ns; o++) { s = order[o]
-			for (q = 1; q <= 4; q++) { p = substr("abcd", q, 1); if (!nr[s, p]) continue
-				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s, name[p], cell("ops_per_s", "%.0f"),
-					cell("p50_us", "%.1f"), cell("p99_us", "%.1f"), cell("p999_us", "%.1f"), cell("max_us", "%.0f"),
-					ratio("p999_us"), ratio("ops_per_s"), cell("load", "%.2f"), v[s, p, nr[s, p], "action"]
-				printf "PASS bench-latency.%s.%s requests/s %s, p50 %s us, p99 %s us, p99.9 %s us, p99.9 x %s, requests/s x %s, load %s (median (min-max) of %d rounds of %g s)\n",
-					s, p, cell("ops_per_s", "%.0f"), cell("p50_us", "%.1f"), cell("p99_us", "%.1f"), cell("p999_us", "%.1f"),
-					ratio("p999_us"), ratio("ops_per_s"), cell("load", "%.2f"), rounds, secs >> res } }
-	}' "$w/runs"
+bash "$src/tests/bench/latency-table.sh" --result "$BENCH_RESULT" "$w/runs"
 echo "result: $BENCH_RESULT"

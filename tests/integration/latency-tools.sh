@@ -8,7 +8,8 @@
 #   - latency-chase --4k runs with no THP at all (PR_SET_THP_DISABLE), and a bad argument is
 #     refused;
 #   - latency-resp times GETs against a real redis-server on a unix socket, and refuses a reply
-#     larger than its bounded buffer instead of reading past it.
+#     larger than its bounded buffer instead of reading past it;
+#   - latency-table.sh pools runs with each round against its own run's baseline (a).
 # The figures themselves are the benchmark's business (make bench-latency), not this test's.
 set -u
 . "$top_srcdir/tests/integration/lib.sh"
@@ -122,4 +123,20 @@ out_has "resp no server: named" "connect '$T/nosuch.sock'"
 redis-cli -s "$T/redis.sock" shutdown nosave >/dev/null 2>&1
 wait "$RPID"
 RPID=
+
+# latency-table.sh pools runs, each round against its own run's (a): run 1's split triples its
+# p99.9 and halves its rate, run 2's changes nothing, though run 2's (a) equals run 1's (b)
+for k in 1 2; do
+	echo "# run kernel=x commit=x date=x scale=1 cpus=2" >"$T/r$k.result"
+done
+f() { echo "# round chase 1 $1 n=10 secs=5.000 ops_per_s=$2 p50_us=1.00 p99_us=2.00 p999_us=$3 max_us=$4 load=0.50 action=-"; }
+{ f a 100 10.00 11; f b 50 30.00 31; } >>"$T/r1.result"
+{ f a 50 30.00 31; f b 50 30.00 31; } >>"$T/r2.result"
+bash "$top_srcdir/tests/bench/latency-table.sh" "$T/r1.result" "$T/r2.result" >"$T/out" 2>&1
+out_has "table: 2 runs pooled" "median over 2 rounds (2 runs) of 5 s phases"
+out_has "table: (a) pooled" "| chase | (a) steady, THPs | 75 (50-100) | 1.0 (1.0-1.0) | 2.0 (2.0-2.0) | 20.0 (10.0-30.0) | 21 (11-31) | 1.00 (1.00-1.00) | 1.00 (1.00-1.00) |"
+out_has "table: (b) against each run's own (a)" "| chase | (b) during split | 50 (50-50) | 1.0 (1.0-1.0) | 2.0 (2.0-2.0) | 30.0 (30.0-30.0) | 31 (31-31) | 2.00 (1.00-3.00) | 0.75 (0.50-1.00) |"
+bash "$top_srcdir/tests/bench/latency-table.sh" "$T/out" >"$T/out2" 2>&1
+rc=$?
+check "table: a file without rounds" "status $rc is 1" [ $rc = 1 ]
 exit $((fails > 0))
