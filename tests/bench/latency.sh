@@ -23,7 +23,7 @@
 # (BENCH_RESULTS=DIR: DIR/bench-latency.result), each round's figures in "# round" lines after
 # its provenance line; tests/bench/latency-table.sh RESULT... pools several runs' files.
 # Usage: latency.sh BUILDDIR [--quick] [--rounds R] [--secs S] [--services LIST]   (root: the split and promote
-# need PFNs and CAP_SYS_NICE). Default 3 rounds of 5 s phases (~6 min); --quick: 1 round, 2 s
+# need PFNs and CAP_SYS_NICE). Default 3 rounds of 5 s phases (~5 min here); --quick: 1 round, 2 s
 # phases, smaller services (~1 min).
 set -uo pipefail
 b=${1:?usage: latency.sh BUILDDIR [--quick] [--rounds R] [--secs S] [--services LIST]}
