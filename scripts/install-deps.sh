@@ -9,7 +9,8 @@
 #          for the layout test;
 #          debhelper, lintian, mmdebstrap, mandoc, podman for the package and image tests;
 #          the kubernetes-models npm package for the DaemonSet's schema test; memcached, golang,
-#          a JDK, Node.js and gnuplot for the node scenario 70-node).
+#          a JDK, Node.js and gnuplot for the node scenario 70-node; redis and the JDK for
+#          make bench-latency and its tools' test).
 set -eu
 what=${1:-build}
 BUILD="build-essential autoconf automake libtool pkg-config libjson-c-dev
