@@ -15,6 +15,8 @@
 # Checks that go on after a failure (such a script ends with: exit $((fails > 0))):
 #   check NAME DETAIL CMD...  "ok: NAME: DETAIL" if CMD succeeds, else "FAIL: NAME: DETAIL" and
 #                         fails + 1
+#   pass MESSAGE, flunk MESSAGE   "ok: MESSAGE"; "FAIL: MESSAGE" and fails + 1
+#   out_has NAME TEXT     passes if $T/out holds the line part TEXT, else flunks showing $T/out
 # A private directory and its cleanup:
 #   thps_tmpdir NAME      T=/tmp/thps-NAME.XXXXXX; on exit (or INT, TERM) the pids in the
 #                         variables named by THPS_KILL (default "DPID"; a variable may hold a
@@ -61,10 +63,17 @@ need_collapse() {
 }
 
 fails=0
+pass() { echo "ok: $*"; }
+flunk() { echo "FAIL: $*"; fails=$((fails + 1)); }
 check() {
 	n=$1 d=$2
 	shift 2
-	if "$@"; then echo "ok: $n: $d"; else echo "FAIL: $n: $d"; fails=$((fails + 1)); fi
+	if "$@"; then pass "$n: $d"; else flunk "$n: $d"; fi
+}
+out_has() {
+	if grep -qF -- "$2" "$T/out"; then pass "$1"; else
+		flunk "$1: no \"$2\" in:"; sed 's/^/    /' "$T/out"
+	fi
 }
 
 thps_cleanup() {

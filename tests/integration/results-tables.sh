@@ -9,11 +9,8 @@ set -u
 src=${top_srcdir:-..}
 gen=$src/scripts/results-tables
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed (scripts/results-tables is python3)"; exit 77; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/results-tables.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
+. "$src/tests/integration/lib.sh"
+thps_tmpdir results-tables
 
 # run NAME WANT_RC ARGS...: the generator's status must be WANT_RC; its output in $T/out
 run() {
@@ -22,10 +19,9 @@ run() {
 	python3 "$gen" "$@" > "$T/out" 2>&1
 	rc=$?
 	if [ "$rc" = "$want" ]; then pass "$name: status $rc"; else
-		fail "$name: status $rc, expected $want:"; sed 's/^/    /' "$T/out"
+		flunk "$name: status $rc, expected $want:"; sed 's/^/    /' "$T/out"
 	fi
 }
-has() { grep -qF -- "$2" "$T/out" && pass "$1" || { fail "$1: no \"$2\" in:"; sed 's/^/    /' "$T/out"; }; }
 
 run "committed tables match the committed runs" 0 --srcdir "$src" --check
 
@@ -59,7 +55,7 @@ for t in README.md:readme docs/results.md:bimodal docs/results.md:mthp docs/resu
 	copy
 	edit "$f" "$name"
 	run "$name: a hand-edited figure fails the check" 1 --srcdir "$T/tree" --check
-	has "$name: the check names the table" "$f: table '$name' differs"
+	out_has "$name: the check names the table" "$f: table '$name' differs"
 	run "$name: the generator rewrites it" 0 --srcdir "$T/tree"
 	run "$name: then the check passes" 0 --srcdir "$T/tree" --check
 done
@@ -68,35 +64,35 @@ done
 copy
 grep -v '^PASS node.node-footprint ' "$src/docs/results/runs/k612.result" > "$T/tree/docs/results/runs/k612.result"
 run "a missing figure is an error" 2 --srcdir "$T/tree" --check
-has "the error names the run and the check" "k612.result: no PASS line for node.node-footprint"
+out_has "the error names the run and the check" "k612.result: no PASS line for node.node-footprint"
 cp "$T/tree/README.md" "$T/readme.before"
 run "a missing figure rewrites nothing" 2 --srcdir "$T/tree"
-cmp -s "$T/tree/README.md" "$T/readme.before" && pass "README.md unchanged" || fail "README.md changed"
+cmp -s "$T/tree/README.md" "$T/readme.before" && pass "README.md unchanged" || flunk "README.md changed"
 
 # --update: a fresh run's files are taken in and the tables follow; a whole kernel skipped is not.
 copy
 mkdir -p "$T/fresh"
 sed 's/^PASS redis.footprint THP always + thpshrinkd 34.3 MiB vs THP never 33.2 MiB (103.4 %/PASS redis.footprint THP always + thpshrinkd 35.3 MiB vs THP never 33.2 MiB (106.3 %/' \
 	"$src/docs/results/runs/k612.result" > "$T/fresh/k612.result"
-grep -q '106.3 %' "$T/fresh/k612.result" || fail "the made-up fresh run has no changed figure (k612's redis.footprint changed?)"
+grep -q '106.3 %' "$T/fresh/k612.result" || flunk "the made-up fresh run has no changed figure (k612's redis.footprint changed?)"
 run "--update takes in a fresh run" 0 --srcdir "$T/tree" --update --from "$T/fresh"
 grep -qF '**106.3 % of THP never**' "$T/tree/README.md" && pass "README shows the fresh figure" ||
-	fail "README.md does not show the fresh run's 106.3 %"
+	flunk "README.md does not show the fresh run's 106.3 %"
 run "after --update the check passes" 0 --srcdir "$T/tree" --check
 printf '# run kernel=k73 commit=x date=y scale=1\nSKIP vm.k73 qemu-system-x86_64 not installed\n' > "$T/fresh/k73.result"
 run "--update refuses a whole kernel skipped" 2 --srcdir "$T/tree" --update --from "$T/fresh"
-has "the refusal says why" "the whole kernel was skipped"
+out_has "the refusal says why" "the whole kernel was skipped"
 { echo '# run kernel=k73 commit=x date=y scale=1 scenarios=10-probe'; grep '^PASS \(vm.boot\|probe\.\)' "$src/docs/results/runs/k73.result"; } > "$T/fresh/k73.result"
 run "--update refuses a boot of some scenarios only" 2 --srcdir "$T/tree" --update --from "$T/fresh"
-has "the refusal names the scenarios" "ran only scenarios=10-probe"
+out_has "the refusal names the scenarios" "ran only scenarios=10-probe"
 run "--partial takes it" 0 --srcdir "$T/tree" --update --partial --from "$T/fresh"
-grep -q '^| Debian 7.3 | reclaim' "$T/tree/docs/results.md" && fail "the bimodal table kept k73's row from the run replaced" ||
+grep -q '^| Debian 7.3 | reclaim' "$T/tree/docs/results.md" && flunk "the bimodal table kept k73's row from the run replaced" ||
 	pass "the bimodal table has no k73 row from a boot that did not run 20-reclaim"
 grep -qF 'k73 at x, y, scale 1' "$T/tree/docs/results.md" && pass "the probe table names the partial run" ||
-	fail "no table names the partial run 'k73 at x, y, scale 1'"
+	flunk "no table names the partial run 'k73 at x, y, scale 1'"
 printf 'PASS vm.boot x\n' > "$T/fresh/k73.result"
 run "--update refuses a result file without its provenance" 2 --srcdir "$T/tree" --update --from "$T/fresh"
-has "the refusal names the provenance line" "no provenance line"
+out_has "the refusal names the provenance line" "no provenance line"
 
 echo "results-tables: $fails failed"
 [ "$fails" = 0 ]

@@ -6,11 +6,8 @@
 set -u
 src=${top_srcdir:-..}
 chk=$src/tests/tools/skips-check.sh
-T=$(mktemp -d "${TMPDIR:-/tmp}/skips.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
+. "$src/tests/integration/lib.sh"
+thps_tmpdir skips
 
 # run NAME WANT_RC CI LIST DIR: the checker's status must be WANT_RC; its output in $T/out
 run() {
@@ -18,10 +15,9 @@ run() {
 	CI=$ci bash "$chk" -l "$4" "$5" > "$T/out" 2>&1
 	rc=$?
 	if [ "$rc" = "$want" ]; then pass "$name: status $rc"; else
-		fail "$name: status $rc, expected $want:"; sed 's/^/    /' "$T/out"
+		flunk "$name: status $rc, expected $want:"; sed 's/^/    /' "$T/out"
 	fi
 }
-has() { grep -qF -- "$2" "$T/out" && pass "$1" || { fail "$1: no line \"$2\" in:"; sed 's/^/    /' "$T/out"; }; }
 
 # A build tree: a skipped test, a passing one with a skipped leg and a Check case that said
 # SKIP, a passing one with no skip; a VM result with one skipped check.
@@ -45,24 +41,24 @@ tests/unit/check-x:test_root_only -- CI runs as root; kept for the test
 *:exact:page-cache -- the 9p transport is a module the boot may lack
 EOF
 run listed 0 true "$T/all.txt" "$B"
-has "listed: four skips counted" "skips: 4 total, 0 not listed"
-has "listed: the reason shown" "SKIP k612:exact:page-cache (listed: the 9p transport"
-grep -q 'indented' "$T/out" && fail "an indented SKIP text was taken for a skip" || pass "indented text ignored"
+out_has "listed: four skips counted" "skips: 4 total, 0 not listed"
+out_has "listed: the reason shown" "SKIP k612:exact:page-cache (listed: the 9p transport"
+grep -q 'indented' "$T/out" && flunk "an indented SKIP text was taken for a skip" || pass "indented text ignored"
 
 grep -v 'check-x' "$T/all.txt" > "$T/some.txt"
 run unlisted-ci 1 true "$T/some.txt" "$B"
-has "unlisted-ci: names the list file" "not allowed by $T/some.txt"
-has "unlisted-ci: the exact line to add" "tests/unit/check-x:test_root_only -- test_root_only: needs root to own and chown files"
+out_has "unlisted-ci: names the list file" "not allowed by $T/some.txt"
+out_has "unlisted-ci: the exact line to add" "tests/unit/check-x:test_root_only -- test_root_only: needs root to own and chown files"
 echo 'tests/unit/check-x:test_root_only -- test_root_only: needs root to own and chown files' >> "$T/some.txt"
 run line-added 0 true "$T/some.txt" "$B"
 : > "$T/empty.txt"
 run unlisted-no-ci 0 "" "$T/empty.txt" "$B"
-has "unlisted-no-ci: listed in the summary" "SKIP tests/integration/a:promtool is missing (Debian package prometheus) (NOT LISTED)"
+out_has "unlisted-no-ci: listed in the summary" "SKIP tests/integration/a:promtool is missing (Debian package prometheus) (NOT LISTED)"
 
 # The line to add escapes glob characters, so it names exactly that skip.
 printf 'SKIP: [x] star* here\n' > "$B/tests/integration/a.log"
 run glob-ci 1 true "$T/empty.txt" "$B"
-has "glob: escaped" 'tests/integration/a:\[x\] star\* here -- [x] star* here'
+out_has "glob: escaped" 'tests/integration/a:\[x\] star\* here -- [x] star* here'
 
 # A whole kernel skipped: a failure with CI=true though a pattern matches it.
 V=$T/vm
@@ -70,7 +66,7 @@ mkdir -p "$V/results"
 printf 'SKIP vm.k73 qemu-system-x86_64 not installed (package qemu-system-x86)\n' > "$V/results/k73.result"
 printf '* -- everything\n' > "$T/star.txt"
 run kernel-ci 1 true "$T/star.txt" "$V"
-has "kernel-ci: says why" "kernel k73 was skipped as a whole"
+out_has "kernel-ci: says why" "kernel k73 was skipped as a whole"
 run kernel-no-ci 0 "" "$T/star.txt" "$V"
 
 printf 'tests/integration/a:x\n' > "$T/bad.txt"

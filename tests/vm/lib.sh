@@ -203,12 +203,12 @@ vm_set_thp_knob() { # REL VALUE
 # thpshrink's output helpers
 #   vm_summary TEXT          sets waste_before waste_after memory_current_before
 #                            memory_current_after given_back acted from `thpshrink reclaim`'s
-#                            "summary:" line (all 0 if absent)
+#                            "summary:" line (all empty if absent: a check on them then fails)
 #   vm_thpcheck PID START END  prints thpshrink-thpcheck's SUMMARY line and sets chk_thp
 #                            chk_full chk_full_thp chk_lowutil chk_lowutil_thp from it
 #   vm_lowutil_queued        RFC kernel: THPs on the shrinker's low-util lists (debugfs)
 vm_summary() {
-	waste_before=0 waste_after=0 memory_current_before=0 memory_current_after=0 given_back=0 acted=0
+	waste_before="" waste_after="" memory_current_before="" memory_current_after="" given_back="" acted=""
 	_s=$(echo "$1" | sed -n 's/^summary: //p' | tail -1)
 	[ -n "$_s" ] && eval "$_s"
 }
@@ -224,4 +224,37 @@ vm_thpcheck() {
 vm_lowutil_queued() {
 	cat /sys/kernel/debug/shrinker/thp-low-util-*/count 2>/dev/null |
 		awk '{for (i = 2; i <= NF; i++) n += $i} END {print n + 0}'
+}
+
+# Figures a check compares, from sources other than the code under test:
+#   vm_num V...              true if every V is a decimal integer (an empty or missing figure is
+#                            not one: a check built on vm_num fails on it)
+#   vm_pct_ge A B P          A >= P % of B, both figures numbers and B > 0
+#   vm_planted_waste ARGS..  the bytes of waste `thpshrink-bloat ARGS` plants, from its
+#                            parameters alone: the zero subpages of every --mix folio not full
+#                            and the unmapped subpages of every --partial one (4 KiB pages)
+vm_num() {
+	[ $# -gt 0 ] || return 1
+	for _v; do
+		case $_v in '' | -) return 1 ;; -*) _v=${_v#-} ;; esac
+		case $_v in *[!0-9]*) return 1 ;; esac
+	done
+}
+vm_pct_ge() { vm_num "$1" "$2" && [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
+vm_planted_waste() {
+	_fsz=$(vm_thp_knob hpage_pmd_size) _mixes="" _parts=""
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--mix) _mixes="$_mixes,$2"; shift ;;
+		--partial) _parts="$_parts,$2"; shift ;;
+		--folio-size)
+			case $2 in *[Kk]) _fsz=$((${2%?} * 1024)) ;; *[Mm]) _fsz=$((${2%?} << 20)) ;; *) _fsz=$2 ;; esac
+			shift ;;
+		esac
+		shift
+	done
+	echo "$_mixes;$_parts" | awk -v sub_=$((_fsz / 4096)) -F';' '{
+		n = split($1, m, ","); for (i = 1; i <= n; i++) if (split(m[i], g, ":") == 2 && g[1] < sub_) w += (sub_ - g[1]) * g[2]
+		n = split($2, m, ","); for (i = 1; i <= n; i++) if (split(m[i], g, ":") == 2) w += (sub_ - g[1]) * g[2]
+		printf "%d\n", w * 4096 }'
 }

@@ -119,6 +119,12 @@ if [ "$THPS_KCLASS" = none ] && [ $ok = no ]; then
 else
 	vm_check reclaimed-95 "freed $(vm_mib $freed) of $(vm_mib $asked) MiB waste seen, $(vm_mib $w) MiB left, within $secs s (2 intervals = $((INTERVAL * 2)) s + scan time)" \
 		[ $ok = yes ]
+	# the kernel's side: memory.current fell by >= 95 % of the mix's waste, not only the daemon's
+	# own measure of it; from the peak, as the daemon may act before ENF_MEM0 was read
+	peak=$(cat $CG_ROOT/thps-enf/memory.peak 2>/dev/null || echo "$ENF_MEM0")
+	kfreed=""; vm_num "$peak" "$ENF_MEM1" && kfreed=$((peak - ENF_MEM1))
+	vm_check kernel-given-back "memory.current peak $peak -> $ENF_MEM1: $(vm_mib "${kfreed:-0}") MiB less of $(vm_mib $mix_waste) MiB planted (bound 95 %)" \
+		vm_pct_ge "$kfreed" "$mix_waste" 95
 fi
 # The daemon's part: its first memory.reclaim for the workload within two intervals, plus the
 # 6 s a pass over the workload may take under TCG. On 6.12 the kernel frees at the write, so the

@@ -3,8 +3,9 @@
 # khugepaged/max_ptes_none 511 and a fast khugepaged, khugepaged rebuilds them. The daemon
 # must count the cycle (thpshrink_recollapsed_thps_total > 0), log the max_ptes_none advice,
 # put the count in status.json, and back off (the engine's noeffect_backoff rule) instead of
-# splitting the same ranges every cooldown. k612 only: on 6.1 a split frees nothing (the
-# actuator refuses, see 30-split), and the RFC kernel's shrinker changes the picture.
+# splitting the same ranges every cooldown: counted by its metrics and by the kernel's
+# thp_split_page. k612 only: on 6.1 a split frees nothing (the actuator refuses, see 30-split),
+# and the RFC kernel's shrinker changes the picture.
 
 PORT=9478
 D=/tmp/thpsd-rc
@@ -66,9 +67,18 @@ done
 pins=$(grep -m1 -o "[0-9]* ranges came back [0-9]* times after a split" $D/daemon.log)
 vm_check backs-off "noeffect_backoff decisions $(backoff), pinned: ${pins:-none}, split actions $(vm_metric thpshrink_actions_total 'cgroup="/rc-work",' 'action="split"')" \
 	[ "$(backoff)" -gt 0 -o -n "$pins" ]
-sleep 6
+# Backed off: over the next 10 s, at most 2 split actions and what 2 of them can split (16 THPs
+# each) by the kernel's own count, where splitting every cooldown (1 s, one action per 2-s pass)
+# would be 5 actions of up to 16 THPs.
+splits() { vm_metric thpshrink_actions_total 'cgroup="/rc-work",' 'action="split"'; }
+a0=$(splits) k0=$(vm_vmstat thp_split_page)
+sleep 10
+a1=$(splits) k1=$(vm_vmstat thp_split_page)
+bounded() { vm_num "$a0" "$a1" "$k0" "$k1" && [ $((a1 - a0)) -le 2 ] && [ $((k1 - k0)) -le $(((a1 - a0) * 16)) ]; }
+vm_check split-rate-bounded "over 10 s after backing off: split actions $a0 -> $a1 (bound +2), vmstat thp_split_page $k0 -> $k1 (bound 16 per action)" \
+	bounded
 failed=$(vm_metric thpshrink_decisions_total 'decision="failed"')
-vm_check no-empty-splits "failed decisions $failed after 6 s more ($(grep -c 'nothing to split' $D/daemon.log) 'nothing to split' lines)" \
+vm_check no-empty-splits "failed decisions $failed after 10 s more ($(grep -c 'nothing to split' $D/daemon.log) 'nothing to split' lines)" \
 	[ "$failed" = 0 ]
 vm_finish_bloat_and_daemon $DPID
 grep -E "cgroup '/rc-work'" $D/daemon.log | tail -6 | sed 's/^/# /'

@@ -14,16 +14,17 @@
 #   - the full folios stay folios, a sibling cgroup and every global THP knob are unchanged, the
 #     data verifies;
 # then the same through thpshrinkd with a policy that names no action (the default: the exact
-# split, never memory.reclaim): >= 95 % of the waste a scan by the CLI found before it started,
-# with the page cache kept as above. In the lockdown boots, the daemon once more without
-# CAP_SYS_NICE (tests/tools/thps-nocap), so that process_madvise is refused and nothing exact is
-# left: it says so once at start, thpshrink_give_back_method and status.json say "none", the
+# split, never memory.reclaim): >= 95 % of the planted waste, with the page cache kept as above.
+# The planted waste is what thpshrink-bloat's parameters lay out (vm_planted_waste), not a
+# figure of thpshrink's; 95 %: the charge stock and the workload's own pages move a little.
+# In the lockdown boots, the daemon once more without CAP_SYS_NICE (tests/tools/thps-nocap),
+# so that process_madvise is refused and nothing exact is left: it says so once at start, thpshrink_give_back_method and status.json say "none", the
 # cgroup is refused with the reason, and the page cache stays; after a reload with
 # "split_or_reclaim" it writes memory.reclaim and says so. On k61 (a split frees no zero subpage):
 # the partially mapped folios' unmapped subpages are freed and the sparse ones are reported as
-# not freeable. The RFC kernel: as upstream. The normal k612 and k73 boots (debugfs mounted,
-# writable) run only the debugfs fallback (PMD THPs), without CAP_SYS_NICE: the same workload
-# and reader in a cgroup, given back by `thps-nocap thpshrink reclaim --method split`, then in
+# not freeable (>= 95 % of the planted unmapped subpages). The RFC kernel: as upstream. The
+# normal k612 and k73 boots (debugfs mounted, writable) run only the debugfs fallback (PMD THPs),
+# without CAP_SYS_NICE: the same workload and reader in a cgroup, given back by `thps-nocap thpshrink reclaim --method split`, then in
 # another by thps-nocap thpshrinkd with a policy that names no action: >= 95 % of the waste the
 # workload planted (its own parameters, checked against its READY line) comes back, the full
 # THPs stay THPs (thpcheck), the page cache stays as above, memory.reclaim is not written (no
@@ -120,15 +121,20 @@ page_cache_checks() {
 }
 # the thpshrink_give_back_method series METHOD is 1
 method_metric_is() { vm_metrics | grep -qx "thpshrink_give_back_method{method=\"$1\"} 1"; }
-# at_least_pct A B P: A >= P % of B, both figures present
-at_least_pct() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
+split_policy() { # NAME CGROUP: the daemon's one policy, naming no action (the default: split)
+	mkdir -p $D/pol $D/state
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+	printf '{ "name": "%s", "match": { "cgroup": "/%s" }, "mode": "enforce",\n  "trigger": { "min_waste": "2M" }, "cooldown": "2s",\n  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }\n' \
+		"$1" "$2" >$D/pol/10-split.json
+	chmod 644 $D/pol/*.json
+}
 # status.json's give_back object, blanks taken out (the file is pretty-printed)
 status_give_back() { tr -d ' \n\t' < $D/state/status.json 2>&1 | grep -o '"give_back":{[^}]*}'; }
 give_back_is() { # METHOD [PATTERN]: status.json says METHOD (and PATTERN)
 	status_give_back | grep -q "^\"give_back\":{\"method\":\"$1\".*${2:-}"
 }
-# mix SIZE_KB: sparse, full and partially mapped folios of that size (about 48 MiB of waste
-# for the PMD size, less for the small ones)
+# mix SIZE_KB: sparse, full and partially mapped folios of that size (94.5 MiB of zero and
+# unmapped subpages for the PMD size, 21-22.5 MiB for the small ones: vm_planted_waste)
 mix() {
 	_sub=$(($1 / 4))
 	case $1 in
@@ -140,14 +146,13 @@ mix() {
 }
 
 # --- the normal k612 and k73 boots: without CAP_SYS_NICE where debugfs is mounted and
-# writable, the split falls back to debugfs split_huge_pages. What the workload planted, from its own
-# parameters (mix's PMD line): 24 sparse THPs with 8 of 512 subpages used and 24 partially
-# mapped ones with 8 of 512 mapped; the 8 full ones are no waste. ---
-# dbg_planted: the waste and unmapped bytes `mix $PMD_KB` plants, if the workload's READY line
-# says every THP of it was THP-backed (else empty, which fails the checks that use it)
+# writable, the split falls back to debugfs split_huge_pages. ---
+# dbg_planted: the waste and unmapped bytes `mix $PMD_KB` plants (vm_planted_waste: 24 sparse
+# THPs with 8 of 512 subpages used, 24 partially mapped with 8 of 512 mapped), if the workload's
+# READY line says every THP of it was THP-backed (else empty, which fails the checks that use it)
 dbg_planted() {
 	grep -q 'thps=56 thp_backed=32 partial=24 ' /tmp/bloat-"$1".ready &&
-		echo $(((24 + 24) * (PMD_KB / 4 - 8) * 4096))
+		vm_planted_waste $(mix "$PMD_KB")
 }
 # dbg_start CG WHAT: a cgroup with the reader and the workload; sets file0 ref0 mc0 planted_g
 dbg_start() {
@@ -165,7 +170,7 @@ dbg_after() {
 	mc1=$(vm_mem_current "$1") file1=$(vm_memstat "$1" file)
 	freed=$((mc0 - mc1 - (file0 - file1)))
 	vm_check "$2-gives-back-95pct" "memory.current $mc0 -> $mc1, file $file0 -> $file1: freed $freed bytes of ${planted_g:-?} planted ($(pct "$freed" "${planted_g:-0}") %)" \
-		at_least_pct "$freed" "$planted_g" 95
+		vm_pct_ge "$freed" "$planted_g" 95
 	vm_thpcheck "$BLOAT_PID" "$BLOAT_START" "$BLOAT_END"
 	vm_check "$2-full-kept" "full=$chk_full full_thp=$chk_full_thp (8 planted), THPs left $chk_thp" \
 		[ "$chk_full_thp" = 8 ]
@@ -192,14 +197,7 @@ debugfs_leg() {
 	[ -n "$HOT" ] && kill "$READER" 2>/dev/null
 
 	# (b) thpshrinkd with a policy that names no action (the default, split)
-	mkdir -p $D/pol $D/state
-	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
-	cat > $D/pol/10-split.json <<'JEOF'
-{ "name": "plain", "match": { "cgroup": "/ex-dbgd" }, "mode": "enforce",
-  "trigger": { "min_waste": "2M" }, "cooldown": "2s",
-  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
-JEOF
-	chmod 644 $D/pol/*.json
+	split_policy plain ex-dbgd
 	dbg_start ex-dbgd debugfs-daemon || return 0
 	sample_file ex-dbgd /tmp/ex-gd.samples
 	thps-nocap thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT \
@@ -209,7 +207,7 @@ JEOF
 	i=0
 	while [ $i -lt 80 ]; do
 		freed=$((mc0 - $(vm_mem_current ex-dbgd) - (file0 - $(vm_memstat ex-dbgd file))))
-		at_least_pct "$freed" "$planted_g" 95 && break
+		vm_pct_ge "$freed" "$planted_g" 95 && break
 		sleep 0.5; i=$((i + 1))
 	done
 	sleep 1 # the pass's status.json and metrics
@@ -262,6 +260,8 @@ for kb in $SIZES; do
 	fi
 	file0=$(vm_memstat $n file) ref0=$(vm_memstat $n workingset_refault_file)
 	mc0=$(vm_mem_current $n)
+	planted=$(vm_planted_waste $(mix "$kb"))
+	planted_unm=$(vm_planted_waste $(mix "$kb" | sed 's/--mix [^ ]*//'))
 	sample_file $n /tmp/ex-$kb.samples
 	k0=$(knobs)
 	out=$(thpshrink reclaim --cgroup $n --method split 2>&1); rc=$?
@@ -274,16 +274,17 @@ for kb in $SIZES; do
 	waste=$(echo "$out" | sed -n 's/^low-utilization THPs: [0-9]* -> [0-9]*, waste \([0-9]*\) -> .*/\1/p')
 	unm=$(echo "$out" | sed -n 's/^partially mapped THPs: [0-9]* -> [0-9]*, unmapped \([0-9]*\) -> .*/\1/p')
 	unm1=$(echo "$out" | sed -n 's/^partially mapped THPs: [0-9]* -> [0-9]*, unmapped [0-9]* -> \([0-9]*\) .*/\1/p')
-	freed=$((mc0 - mc1 - (file0 - file1)))
-	detail="waste ${waste:-?} + unmapped ${unm:-?} bytes; memory.current $mc0 -> $mc1, file $file0 -> $file1: freed $freed ($(pct $freed $((waste + unm))) %), thpshrink given_back=$given_back rc=$rc"
+	freed=""
+	vm_num "$mc0" "$mc1" "$file0" "$file1" && freed=$((mc0 - mc1 - (file0 - file1)))
+	detail="planted $planted bytes ($planted_unm of them unmapped), thpshrink saw waste ${waste:-?} + unmapped ${unm:-?}; memory.current $mc0 -> $mc1, file $file0 -> $file1: freed ${freed:-?} ($(pct "${freed:-0}" "$planted") %), thpshrink given_back=${given_back:-?} rc=$rc"
 	vm_check $kb-mechanism "$(echo "$out" | grep -m1 '^split:')" vm_has "$out" 'by process_madvise$'
 	case $THPS_KCLASS in
 	upstream | rfc)
-		vm_check $kb-gives-back-95pct "$detail" [ $((freed * 100)) -ge $(((waste + unm) * 95)) -a "$rc" = 0 ]
+		vm_check $kb-gives-back-95pct "$detail" eval 'vm_pct_ge "$freed" "$planted" 95 && [ "$rc" = 0 ]'
 		;;
 	none)
-		vm_check $kb-partial-freed "$detail; unmapped after ${unm1:-?}" \
-			[ "${unm:-0}" -gt 0 -a "${unm1:-1}" = 0 -a $((freed * 100)) -ge $((unm * 90)) ]
+		vm_check $kb-partial-freed "$detail; $(pct "${freed:-0}" "$planted_unm") % of the planted unmapped; unmapped after ${unm1:-?}" \
+			eval 'vm_pct_ge "$freed" "$planted_unm" 95 && [ "$unm1" = 0 ]'
 		vm_check $kb-sparse-not-freeable "$(echo "$out" | grep -m1 -o 'sparse folios not split[^;]*' || echo 'no such note')" \
 			vm_has "$out" 'sparse folios not split: a split frees no zero subpage on this kernel'
 		;;
@@ -294,7 +295,7 @@ for kb in $SIZES; do
 		vm_check $kb-full-kept "full=$chk_full full_thp=$chk_full_thp" [ "$chk_full_thp" = 8 ]
 	else
 		f1=$(echo "$out" | sed -n "s/^size ${kb} KiB: folios [0-9]* -> \([0-9]*\),.*/\1/p")
-		vm_check $kb-full-kept "${kb} KiB folios after: ${f1:-?} (64 full)" [ "${f1:-0}" -ge 64 ]
+		vm_check $kb-full-kept "${kb} KiB folios after: ${f1:-?} (64 full)" eval 'vm_num "$f1" && [ "$f1" -ge 64 ]'
 	fi
 	vm_check_bloat $kb-data-intact
 	vm_bloat_stop
@@ -324,33 +325,19 @@ if [ -n "$HOT" ] && [ "$THPS_KCLASS" = upstream ]; then
 	kill "$READER" 2>/dev/null
 fi
 
-# planted WASTE: the waste and unmapped bytes a scan by the CLI finds in CG now (a reading of
-# its own, not the daemon's); empty when the CLI printed no figure, which fails the check
-planted() {
-	_o=$(thpshrink reclaim --cgroup "$1" --dry-run 2>&1)
-	_w=$(echo "$_o" | sed -n 's/^low-utilization THPs: [0-9]* -> [0-9]*, waste \([0-9]*\) -> .*/\1/p')
-	_u=$(echo "$_o" | sed -n 's/^partially mapped THPs: [0-9]* -> [0-9]*, unmapped \([0-9]*\) -> .*/\1/p')
-	[ -n "$_w" ] && [ -n "$_u" ] && echo $((_w + _u))
-}
 
 # --- the same through thpshrinkd with a policy that names no action (the last size) ---
 kb=${SIZES##* }
 only_size "$kb"
-mkdir -p $D/pol $D/state
-ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
-cat > $D/pol/10-split.json <<'JEOF'
-{ "name": "exact", "match": { "cgroup": "/ex-daemon" }, "mode": "enforce",
-  "trigger": { "min_waste": "2M" }, "cooldown": "2s",
-  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
-JEOF
-chmod 644 $D/pol/*.json
+split_policy exact ex-daemon
 cg=$(vm_cgroup_new ex-daemon)
 start_reader ex-daemon
 if vm_bloat_start "$cg" $(mix "$kb"); then
 	file0=$(vm_memstat ex-daemon file) ref0=$(vm_memstat ex-daemon workingset_refault_file)
 	mc0=$(vm_mem_current ex-daemon)
-	planted_d=$(planted ex-daemon)
-	echo "# daemon: planted waste ${planted_d:-?} bytes (thpshrink reclaim --dry-run)"
+	planted_d=$(vm_planted_waste $(mix "$kb"))
+	planted_unm=$(vm_planted_waste $(mix "$kb" | sed 's/--mix [^ ]*//'))
+	echo "# daemon: planted waste $planted_d bytes ($planted_unm unmapped): thpshrink-bloat $(mix "$kb")"
 	sample_file ex-daemon /tmp/ex-d.samples
 	k0=$(knobs)
 	thpshrinkd --policy-dir $D/pol --state-dir $D/state --listen 127.0.0.1:$PORT --interval 2 \
@@ -359,7 +346,7 @@ if vm_bloat_start "$cg" $(mix "$kb"); then
 	i=0 gb=0
 	while [ $i -lt 300 ]; do
 		gb=$(vm_metric thpshrink_given_back_bytes_total 'cgroup="/ex-daemon"')
-		[ "${gb:-0}" -gt 0 ] && break
+		[ "$gb" -gt 0 ] && break
 		sleep 0.2; i=$((i + 1))
 	done
 	# more passes, until 95 % of the planted waste is back or 30 s went by: what the first
@@ -367,14 +354,15 @@ if vm_bloat_start "$cg" $(mix "$kb"); then
 	i=0
 	while [ $i -lt 60 ]; do
 		freed=$((mc0 - $(vm_mem_current ex-daemon) - (file0 - $(vm_memstat ex-daemon file))))
-		at_least_pct "$freed" "$planted_d" 95 && break
+		vm_pct_ge "$freed" "$planted_d" 95 && break
 		sleep 0.5; i=$((i + 1))
 	done
 	stop_sampling
 	k1=$(knobs)
 	vm_check daemon-knobs-unchanged "$k1" [ "$k0" = "$k1" ]
 	mc1=$(vm_mem_current ex-daemon) file1=$(vm_memstat ex-daemon file)
-	freed=$((mc0 - mc1 - (file0 - file1)))
+	freed=""
+	vm_num "$mc0" "$mc1" "$file0" "$file1" && freed=$((mc0 - mc1 - (file0 - file1)))
 	grep -E 'Splits:|split \(' $D/daemon.log | head -3 | sed 's/^/# daemon: /'
 	kill -0 "$DPID" 2>/dev/null || tail -20 $D/daemon.log | sed 's/^/# daemon log: /'
 	vm_check daemon-mechanism "$(grep -m1 'Splits:' $D/daemon.log)" grep -q 'Splits: process_madvise' $D/daemon.log
@@ -384,11 +372,11 @@ if vm_bloat_start "$cg" $(mix "$kb"); then
 		method_metric_is process_madvise
 	case $THPS_KCLASS in
 	upstream | rfc)
-		vm_check daemon-gives-back-95pct "no action named: memory.current $mc0 -> $mc1, file $file0 -> $file1: freed $freed bytes of ${planted_d:-?} planted ($(pct "$freed" "${planted_d:-0}") %); thpshrink_given_back_bytes_total $gb" \
-			at_least_pct "$freed" "$planted_d" 95 ;;
+		vm_check daemon-gives-back-95pct "no action named: memory.current $mc0 -> $mc1, file $file0 -> $file1: freed ${freed:-?} bytes of $planted_d planted ($(pct "${freed:-0}" "$planted_d") %); thpshrink_given_back_bytes_total $gb" \
+			vm_pct_ge "$freed" "$planted_d" 95 ;;
 	none)
-		vm_check daemon-gives-back "memory.current $mc0 -> $mc1: freed $freed bytes (partially mapped only)" \
-			[ "$freed" -ge $((20 << 20)) ] ;;
+		vm_check daemon-gives-back "memory.current $mc0 -> $mc1: freed ${freed:-?} bytes of $planted_unm planted unmapped ($(pct "${freed:-0}" "$planted_unm") %; the sparse ones stay here)" \
+			vm_pct_ge "$freed" "$planted_unm" 95 ;;
 	esac
 	vm_check daemon-no-reclaim "memory.reclaim by an action logged: $(grep -c 'memory.reclaim for partially mapped\| reclaim asked\|(reclaim) asked' $D/daemon.log) lines" \
 		sh -c "! grep -q 'memory.reclaim for partially mapped\| reclaim asked\|(reclaim) asked' $D/daemon.log"
@@ -404,11 +392,7 @@ vm_check_sibling_untouched "$sib" "$sib_mc0" "$sib_thp0"
 # --- without CAP_SYS_NICE (lockdown boots: no debugfs either, so nothing exact is left) ---
 nocap_leg() {
 	only_size "$kb"
-	cat > $D/pol/10-split.json <<'JEOF'
-{ "name": "plain", "match": { "cgroup": "/ex-nocap" }, "mode": "enforce",
-  "trigger": { "min_waste": "2M" }, "cooldown": "2s",
-  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
-JEOF
+	split_policy plain ex-nocap
 	cg=$(vm_cgroup_new ex-nocap)
 	start_reader ex-nocap
 	if ! vm_bloat_start "$cg" $(mix "$kb"); then

@@ -187,6 +187,11 @@ JEOF
 		ok=no; [ "$asked" -gt 0 ] && [ $((given * 100)) -ge $((asked * 95)) ] && [ $((w * 20)) -le "$mix_waste" ] && ok=yes
 		vm_check daemon-reclaimed-95 "freed $(vm_mib $given) of $(vm_mib $asked) MiB waste seen, $(vm_mib $w) MiB left, memory.current peak $(vm_mib $PEAK) -> $(vm_mib $MEM1) MiB, $secs s" \
 			[ $ok = yes ]
+		# the kernel's side: from the peak (the daemon may act before the workload is all
+		# faulted in), memory.current fell by >= 95 % of the planted waste
+		kfreed=""; vm_num "$PEAK" "$MEM1" && [ "$MEM1" -gt 0 ] && kfreed=$((PEAK - MEM1))
+		vm_check kernel-given-back "memory.current peak $PEAK -> $MEM1: $(vm_mib "${kfreed:-0}") MiB less of $(vm_mib $mix_waste) MiB planted (bound 95 %)" \
+			vm_pct_ge "$kfreed" "$mix_waste" 95
 	fi
 	vm_check metrics-container-id "${info:-no thpshrink_container_info for /thps-oci/ctr4}" \
 		sh -c "echo '$info' | grep -q 'container=\"ctr4\",policy=\"shrink\"} 1'"

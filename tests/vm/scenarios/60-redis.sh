@@ -226,7 +226,7 @@ p_after=$(jget $W/r2.json partial_unmapped_bytes)
 fig after_reclaim_bytes=$cur2 partial_unmapped_after=$p_after
 vm_check reclaim-partial \
 	"memory.current $(vm_mib $cur1) -> $(vm_mib $cur2) MiB (given back $(vm_mib $((cur1 - cur2))) MiB, reported $(vm_mib ${p_bytes:-0}) MiB); partial unmapped after $(vm_mib ${p_after:-0}) MiB" \
-	[ $((cur1 - cur2)) -ge $(( ${p_bytes:-0} * (100 - TOL) / 100 )) -a "${p_after:-0}" -le $(( ${p_bytes:-0} * TOL / 100 )) -a "${p_bytes:-0}" -gt 0 ]
+	eval 'vm_num "$p_bytes" "$p_after" && [ $((cur1 - cur2)) -ge $((p_bytes * (100 - TOL) / 100)) -a "$p_after" -le $((p_bytes * TOL / 100)) -a "$p_bytes" -gt 0 ]'
 
 # --- kind 2: khugepaged (max_ptes_none 511) re-collapses the holey ranges into low-util THPs
 khugepaged_quiet 40
@@ -322,7 +322,7 @@ vm_check daemon-converged \
 	[ $conv = yes -a "$dgiven" -gt 0 ]
 vm_check lowutil-matches-kernel \
 	"report just before the daemon: low-util waste (buckets 0..$CUT) $(vm_mib ${waste4:-0}) + partially mapped $(vm_mib ${p4:-0}) MiB vs memory.current given back $(vm_mib $((cur4 - cur5))) MiB (${TOL} %)" \
-	within $(( ${waste4:-0} + ${p4:-0} )) $((cur4 - cur5))
+	eval 'vm_num "$waste4" "$p4" && within $((waste4 + p4)) $((cur4 - cur5))'
 # jemalloc may punch holes into a well-used THP meanwhile (it then shows as partially mapped
 # and is given back by memory.reclaim): that THP was not split by thpshrink.
 above4=$(jbuckets $W/r4.json $((CUT + 1)) 9)

@@ -88,37 +88,13 @@ SETTLE=$(sed -n 's/.*thps\.node_settle=\([0-9]*\).*/\1/p' /proc/cmdline)
 SETTLE=${SETTLE:-20}
 NODE_TOL=$(sed -n 's/.*thps\.node_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
 ANON_TOL=$(sed -n 's/.*thps\.anon_tol=\([0-9]*\).*/\1/p' /proc/cmdline)
-# The bounds are issue 25's: memory.current <= 103 % of THP never and anon <= 105 %
-# (thps.node_tol=N, thps.anon_tol=N set others), on one run or the mean of two (the verdict,
-# below). Single runs measured 97.8-104.1 % (anon 96.4-106.6 %) before the flags below made
-# the runtimes steadier, Node.js, the JVM and Go each moving the node by 3-5 MiB (1 % of it is
-# 2.6 MiB) from one run to the next; since GOGC=50 and V8's compaction, 99.3-103.9 % (anon
-# 98.4-106.1 %) in 28 runs, outside the bounds in two: Node.js within 1.2 MiB across the
-# three configurations, but Go +3.7-3.9 MiB with thpshrinkd in two of the first four (2 THPs
-# >= 90 % used kept in it; alone, 6 at a time: +0.3 MiB on average) and the JVM +2.4-3.1 in
-# five (thpshrink report shows no low-util THP left in it). The runtimes run as a fleet runs
-# them for a stable footprint, the same in all three configurations:
-# - the JVM trims glibc's malloc arenas (-XX:TrimNativeHeapInterval=1000; the same JVM's anon
-#   ranged 91.6-109.0 MiB on the host without it, 66.3-72.0 with it) and gives its free heap back
-#   after a full collection (Min/MaxHeapFreeRatio 10/20, as container images' JVM launchers set
-#   them; 68.0-74.9 MiB on the host without, 65.1-69.2 with). Without the ratios G1 kept the
-#   regions its young sizing had touched, and that moved with TCG's speed: in two runs its heap
-#   held 25.9 MiB under THP never and 31.6 with thpshrinkd, none of it THP waste, and the node
-#   measured 101.1-104.9 % (anon 104.3-107.4 %). Its young generation has a fixed size
-#   (-Xmn8m; with G1's adaptive sizing the anon after the full collection ranged 65.4-71.1 MiB
-#   in 4 host runs, with -Xmn8m 65.2-67.1);
-# - V8 sizes for memory (--optimize-for-size; Node.js's anon after a full collection 48.9-68.6
-#   MiB on the host without it, 15.7-17.8 with it) with semi-spaces of 1 MiB
-#   (--max-semi-space-size=1; 5 host runs each: 15.4-16.9 MiB without, 15.6-16.5 with), and
-#   its full collections compact the old space (--compact-on-every-full-gc; in the VM, after
-#   the fill, two rounds of benchmarks and the collection, V8's old space held 9.1-9.3 MiB of
-#   objects in 9.5-13.8 MiB of pages: optimized code's pretenured garbage, left in pages the
-#   collector did not choose to evacuate; the anon was 13.9-20.0 MiB in 24 runs without the
-#   flag and 13.7-14.9 in 8 with it, and 13.4-13.8 in every run after the fill alone).
-# - Go collects at half the heap growth (GOGC=50, as memory-bound Go services are tuned): with
-#   the default GOGC=100 its anon after debug.FreeOSMemory ranged 13.6-18.8 MiB in 14 runs of
-#   this service in one VM (6.12, fill and bench as here, THP never), with GOGC=50 13.2-15.8 in
-#   10; in 70-node 14.7-19.1 MiB under THP never in the 10 runs before, 12.9-14.7 in 6 since.
+# The bounds are issue 25's: memory.current <= 103 % of THP never, anon <= 105 % (thps.node_tol,
+# thps.anon_tol set others), on one run or the mean of two (the verdict, below): the runtimes'
+# own swing between runs is 1-2 % of the node. The runtimes run as a fleet runs them for a
+# stable footprint, the same in all three configurations (JVM: native-heap trim, heap free
+# ratios 10/20, -Xmn8m; V8: --optimize-for-size, 1 MiB semi-spaces, compacting full
+# collections; Go: GOGC=50): without them one runtime's collector timing moves the node by more
+# than THP does. The figures behind each flag: docs/results.md, "A node: six services at once".
 # The page cache stays with process_madvise splits, so memory.current compares like for like;
 # THP_TOL bounds what THP itself leaves (the zero and unmapped subpages still in the services'
 # large folios with thpshrinkd).
@@ -154,6 +130,15 @@ MPN=$((511 - ((WIDE + 1) * 512 - 1) / 10))
 SVCS="redis memcached python go jvm nodejs"
 R=/host
 fig() { echo "# node-fig $*"; }
+# evicted_of METRICS SVC: the page cache thpshrinkd's actions evicted from SVC, by its own measure
+# (memory.stat file around each action): 0 where it never acted on SVC (no series), empty where
+# /metrics did not answer, so that the check on it fails
+evicted_of() {
+	printf '%s\n' "$1" | awk -v s="thpshrink_page_cache_evicted_bytes_total{cgroup=\"/system.slice/$2.service\"" '
+		/^# TYPE thpshrink_page_cache_evicted_bytes_total / { served = 1 }
+		index($0, s) == 1 { v += $NF }
+		END { if (served) print v + 0 }'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
 # --- the host's /usr over 9p, in a chroot with the guest's own /proc, /sys, /dev, /tmp
@@ -217,10 +202,8 @@ listening() {
 # svc_ready NAME: waits until it listens (Redis: until its log says it is ready). It runs no
 # program of the share while it waits: a probe that loads the libraries the starting service
 # loads races it for their first touch, and the page cache goes to whichever cgroup touches a
-# page first (Redis's file pages were 4.4-11.5 MiB from one run to the next while redis-cli
-# pinged it during its start; 5.0-12.3 MiB under THP always and with thpshrinkd, 14.9 under THP
-# never, while the ping ran in the root cgroup as soon as the previous configuration's socket
-# was seen). The harness's own clients run in loadgen.slice.
+# page first (a service's file pages would then differ between configurations by chance). The
+# harness's own clients run in loadgen.slice.
 svc_ready() {
 	_i=0
 	while [ $_i -lt 600 ]; do
@@ -381,10 +364,8 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 		echo "# $conf: $(wc -l < $W/tracked-$conf.txt) THPs >= 90 % used after the fill, followed to the end ($(awk "BEGIN{print $(vm_uptime) - $_t}") s)"
 	fi
 	# The JIT-compiled runtimes warm up before the measured rounds, in every configuration, while
-	# the node settles: under TCG the JVM's rate climbed 2-3x from its first 3 s round to its
-	# second (3-6 to 7-15 requests/s), so unwarmed, the best of two measured how far its JIT had
-	# got, which follows the host's load (0.46 of THP always once in CI, on a loaded host:
-	# thpshrinkd's configuration took 235 s there, 187-215 s in the other runs)
+	# the node settles: unwarmed, the best of two rounds measures how far the JIT got (under TCG
+	# the JVM's rate grows 2-3x from its first round), which follows the host's load
 	( for v in jvm nodejs; do lg $(kind_of $v) $(port_of $v) bench $((2 * BENCH)) > $W/$v.warm; done ) &
 	_warm=$!
 	sleep $SETTLE
@@ -412,8 +393,10 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 	done
 	sleep $SETTLE
 	# steady state
-	thpshrink report --json --lowutil-bucket $CUT > $W/report-$conf.json 2> $W/report-$conf.err ||
+	if ! thpshrink report --json --lowutil-bucket $CUT > $W/report-$conf.json 2> $W/report-$conf.err; then
 		echo "# report failed: $(head -2 $W/report-$conf.err)"
+		rm -f $W/report-$conf.json
+	fi
 	total=0 tanon=0 tthp=0 tleft=0 tfile=0
 	for v in $SVCS; do
 		cg=$(cg_of $v) p=/system.slice/$v.service
@@ -421,6 +404,7 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 		total=$((total + mc)) tanon=$((tanon + an)) tthp=$((tthp + th)) tfile=$((tfile + fi))
 		eval "thp_${conf}_$v=$th"
 		_w=$(jget $W/report-$conf.json $p waste_bytes) _pu=$(jget $W/report-$conf.json $p partial_unmapped_bytes)
+		# a service with no THP is not in the report: nothing left there
 		tleft=$((tleft + ${_w:-0} + ${_pu:-0}))
 		eval "mc_${conf}_$v=$mc file_${conf}_$v=$fi"
 		r=$(eval echo \$rate_${conf}_$v) rn=$(eval echo \$norm_${conf}_$v)
@@ -470,6 +454,8 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 	fig conf=$conf vmstat $(for _k in pgsteal_kswapd pgsteal_direct pgscan_kswapd workingset_refault_file thp_collapse_alloc thp_file_alloc nr_file_hugepages nr_shmem_hugepages thp_underused_split_page thp_deferred_split_page; do printf '%s=%s ' $_k $(vm_vmstat $_k); done) \
 		$(awk '$1 == "MemFree:" || $1 == "Cached:" || $1 == "FileHugePages:" { sub(":", "", $1); printf "%s_kb=%s ", $1, $2 }' /proc/meminfo)
 	fig conf=$conf svc=loadgen file=$(vm_memstat loadgen.slice file) file_thp=$(vm_memstat loadgen.slice file_thp) file_mapped=$(vm_memstat loadgen.slice file_mapped)
+	# no report at all: no figure of what THP left, and node-thp-left fails
+	[ -s $W/report-$conf.json ] || tleft=""
 	eval "node_$conf=$total anon_$conf=$tanon left_$conf=$tleft outside_$conf=${outside:-0}"
 	fig conf=$conf svc=node mc=$total anon=$tanon file=$tfile anon_thp=$tthp thps=$((tthp / 2097152)) file_outside=${outside:-0} \
 		lowutil_left=$tleft
@@ -506,8 +492,9 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 		rss=$(awk '/^VmRSS/ { print $2 * 1024 }' /proc/$DPID/status)
 		hwm=$(awk '/^VmHWM/ { print $2 * 1024 }' /proc/$DPID/status)
 		gb=$(vm_metric thpshrink_given_back_bytes_total)
+		_m=$(vm_metrics)
 		for v in $SVCS; do
-			eval "evicted_${conf}_$v=$(vm_metric thpshrink_page_cache_evicted_bytes_total "cgroup=\"/system.slice/$v.service\"")"
+			eval "evicted_${conf}_$v=$(evicted_of "$_m" $v)"
 		done
 		fig conf=$conf daemon_cpu_pct=$(awk -v t=$ticks -v s=$secs 'BEGIN { printf "%.1f", t / s }') daemon_secs=$secs \
 			daemon_rss=$rss daemon_hwm=$hwm daemon_given_back=$gb
@@ -544,12 +531,9 @@ vm_check node-always-bloats "node: THP always $(vm_mib $node_always) MiB vs THP 
 	[ "$node_always" -gt "$node_never" ]
 # The footprint is judged on one run of THP never and thpshrinkd, or on the mean of two where the
 # first is outside the bound: the runtimes' heaps move the node by up to 1.5 % from one run of a
-# configuration to the next, whatever THP does (Go's anon 12.9-15.2 MiB under THP never in 10
-# runs and 13.1-16.8 with thpshrinkd, none of it THP waste; the JVM's 59.9-62.3 and 60.5-63.9):
-# two runs in 28 measured 103.9 and 103.0 % (anon 106.1 and 103.8 %), Go's heap 3.9 and 2.6 MiB
-# larger, the other 26 99.3-102.9 %. A second pair measures the same thing again: the mean of
-# two halves the swing's weight, and a footprint that THP itself pushed over the bound stays over
-# it in both.
+# configuration to the next, whatever THP does (figures: docs/results.md). The mean of two halves
+# that swing's weight, and a footprint that THP itself pushed over the bound stays over it in
+# both.
 within() { [ $(($1 * 100)) -le $(($2 * (100 + $3))) ]; }   # BYTES REF TOL: BYTES <= REF + TOL %
 runs=1 first="$(pct $node_thpsd $node_never) % (anon $(pct $anon_thpsd $anon_never) %)"
 node_n=$node_never node_d=$node_thpsd anon_n=$anon_never anon_d=$anon_thpsd
@@ -568,15 +552,15 @@ vm_check node-footprint "node: THP always + thpshrinkd $(vm_mib $node_d) MiB = $
 vm_check node-anon "node anon: THP always + thpshrinkd $(vm_mib $anon_d) MiB = $(pct $anon_d $anon_n) % of THP never ($(vm_mib $anon_n) MiB), $how; bound 100 + ${ANON_TOL} %; THP always $(vm_mib $anon_always) MiB" \
 	within $anon_d $anon_n $ANON_TOL
 vm_check node-thp-left "THP waste left with thpshrinkd (zero subpages of low-util folios + unmapped subpages of partially mapped ones, thpshrink report): $(vm_mib $left_thpsd) MiB = $(pct $left_thpsd $node_never) % of THP never's node (THP always: $(vm_mib $left_always) MiB); bound ${THP_TOL} %" \
-	[ $((left_thpsd * 100)) -le $((node_never * THP_TOL)) ]
+	eval 'vm_num "$left_thpsd" "$node_never" && [ $((left_thpsd * 100)) -le $((node_never * THP_TOL)) ]'
 # Each service's file pages (memory.stat file) with thpshrinkd against THP never's, and what
 # thpshrinkd's own measure around each action (memory.stat file before and after) says its
 # actions evicted
 for v in $SVCS; do
 	fn=$(eval echo \$file_never_$v) fa=$(eval echo \$file_always_$v) fd=$(eval echo \$file_thpsd_$v)
-	ev=$(eval echo \${evicted_thpsd_$v:-0})
+	ev=$(eval echo \$evicted_thpsd_$v)
 	vm_check file-kept.$v "$v: file pages THP never $(vm_mib $fn) MiB, always $(vm_mib $fa), always+thpshrinkd $(vm_mib $fd) MiB = $(pct $fd $fn) % of never (bound >= 95 %); evicted by thpshrinkd's actions $ev bytes (bound 5 % of never's); mapped by it (whose.py) $(eval echo \${mapped_never_$v:-?}), $(eval echo \${mapped_always_$v:-?}), $(eval echo \${mapped_thpsd_$v:-?}) KiB" \
-		[ $((fd * 100)) -ge $((fn * 95)) -a $((ev * 100)) -le $((fn * 5)) ]
+		eval 'vm_num "$fn" "$fd" "$ev" && [ $((fd * 100)) -ge $((fn * 95)) -a $((ev * 100)) -le $((fn * 5)) ]'
 	fig svc=$v file_pct=$(pct $fd $fn) file_evicted_by_actions=$ev
 done
 # THP retention: the well-used THPs (>= 90 % used, bucket 9) that THP always builds stay THPs.
