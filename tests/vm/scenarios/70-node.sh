@@ -306,7 +306,8 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 	*) vm_set_thp_knob enabled always ;;
 	esac
 	khugepaged_fast
-	DPID= LPID=
+	DPID= LPID= cpu=-
+	us0=$(vm_vmstat thp_underused_split_page)
 	if [ $mode = shrinker ]; then
 		# Meta's setting: a THP with > 409 zero subpages (< 20 % used) is split by the shrinker
 		vm_set_thp_knob khugepaged/max_ptes_none 409
@@ -459,9 +460,11 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 	eval "node_$conf=$total anon_$conf=$tanon left_$conf=$tleft outside_$conf=${outside:-0}"
 	fig conf=$conf svc=node mc=$total anon=$tanon file=$tfile anon_thp=$tthp thps=$((tthp / 2097152)) file_outside=${outside:-0} \
 		lowutil_left=$tleft
+	nd=0
 	for v in $SVCS; do
 		c=$(svc_check $v)
 		vm_check $conf.$v.data "$v under THP $conf: $c" [ "${c#ok}" != "$c" ]
+		[ "${c#ok}" = "$c" ] || nd=$((nd + 1))
 		fig conf=$conf svc=$v data=$([ "${c#ok}" != "$c" ] && echo ok || echo bad)
 	done
 	if [ -n "$LPID" ]; then
@@ -471,7 +474,8 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 		ticks=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$LPID/stat)
 		kill $LPID; wait $LPID 2>/dev/null
 		nw=$(wc -l < $W/reclaim.log) nb=$(awk '{ s += $2 } END { print s + 0 }' $W/reclaim.log)
-		fig conf=$conf loop_cpu_pct=$(awk -v t=$ticks -v s=$secs 'BEGIN { printf "%.1f", t / s }') loop_secs=$secs \
+		cpu=loop:$(awk -v t=$ticks -v s=$secs 'BEGIN { printf "%.1f", t / s }')
+		fig conf=$conf loop_cpu_pct=${cpu#loop:} loop_secs=$secs \
 			loop_writes=$nw loop_asked=$nb loop_short=$(grep -c ' short$' $W/reclaim.log) \
 			psi=$([ -r $CG_ROOT/system.slice/memory.pressure ] && echo 1 || echo 0)
 		if [ -r $CG_ROOT/system.slice/memory.pressure ]; then
@@ -496,7 +500,8 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 		for v in $SVCS; do
 			eval "evicted_${conf}_$v=$(evicted_of "$_m" $v)"
 		done
-		fig conf=$conf daemon_cpu_pct=$(awk -v t=$ticks -v s=$secs 'BEGIN { printf "%.1f", t / s }') daemon_secs=$secs \
+		cpu=thpshrinkd:$(awk -v t=$ticks -v s=$secs 'BEGIN { printf "%.1f", t / s }')
+		fig conf=$conf daemon_cpu_pct=${cpu#thpshrinkd:} daemon_secs=$secs \
 			daemon_rss=$rss daemon_hwm=$hwm daemon_given_back=$gb
 		grep -E "Splits:|(split|reclaim)( \([a-z_]*\))? asked" $D/daemon.log | tail -12 | sed 's/^/# thpshrinkd: /'
 		vm_check $conf.daemon-exact "$(grep -m1 'Splits:' $D/daemon.log)" grep -q 'Splits: process_madvise' $D/daemon.log
@@ -504,6 +509,11 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 		vm_check $conf.daemon-exit "thpshrinkd: exit status $drc on SIGTERM; CPU $(awk -v t=$ticks -v s=$secs 'BEGIN { printf "%.1f", t / s }') % of one vCPU over $secs s, RSS $(vm_mib $rss) MiB (peak $(vm_mib $hwm)); gave back $(vm_mib ${gb:-0}) MiB" [ $drc = 0 ]
 		thpshrink reclaim --restore-max-ptes-none > /dev/null 2>&1
 	fi
+	# the configuration's node figures in one result line, for the peers' table
+	# (scripts/results-tables): a missing one fails it
+	us=$(awk -v a="$(vm_vmstat thp_underused_split_page)" -v b="$us0" 'BEGIN { if (a != "" && b != "") print a - b }')
+	vm_check peer.$conf "mc=$total anon=$tanon file=$tfile anon_thp=$tthp lowutil_left=$tleft underused_splits=$us cpu=$cpu data_ok=$nd/6" \
+		vm_num "$total" "$tanon" "$tfile" "$tthp" "$tleft" "$us"
 	kill $SPID 2>/dev/null; wait $SPID 2>/dev/null
 	for v in $SVCS; do
 		echo 1 > $(cg_of $v)/cgroup.kill
