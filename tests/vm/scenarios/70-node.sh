@@ -3,7 +3,7 @@
 # (/system.slice/NAME.service), each with its own load generator (in /loadgen.slice) and a data
 # check, run in the same boot, one configuration after another (thps.node_confs=A,B,... on the
 # kernel command line picks them; never, always and thpsd always run, the checks judge them; CI
-# runs just those three; tests/bench/node.sh runs all):
+# runs those three and, on k612 only, shrinker; tests/bench/node.sh runs all):
 #   never    THP never
 #   madvise  THP madvise (no service is given a flag to ask for THPs)
 #   always   THP always
@@ -53,13 +53,15 @@
 # (node/keep.py), >= 90 % of those the services still map are still THPs; each service's
 # throughput >= 0.5 of THP always's, or >= THP never's (a collapse guard under TCG: the best of
 # ROUNDS, as is or per calibration loop); the daemon splits by process_madvise and exits 0 on SIGTERM.
-# Figures: "# node-fig K=V ..." lines, "# node-hist" (each THP histogram), "# node-smaps" (the
+# Figures: a result line per configuration (peer.CONF: the node's memory.current, anon, file,
+# anon_thp, low-util THP waste left, underused-THP splits, CPU; scripts/results-tables makes
+# the peers' table of them), "# node-fig K=V ..." lines, "# node-hist" (each THP histogram), "# node-smaps" (the
 # runtimes' mappings with >= 1 MiB anon), "# node-whose" (node/whose.py: which cgroup each page
 # of a service's file mappings is charged to), "# node-keep" (node/keep.py: what became of the
 # THPs followed) and "# node-ts CONF SECS BYTES..." every 3 s (the plot);
 # tests/bench/node.sh makes the table and the plot of them.
 # Size: thps.node_scale=N on the kernel command line (THPS_VM_APPEND), default 1 (CI).
-# vm-timeout: 1500
+# vm-timeout: 1800
 
 # the kernel's class from /init's probe (upstream: a split remaps zero subpages, the underused
 # shrinker; 6.12+); the kernel's name where an older /init sets none
@@ -103,6 +105,12 @@ ANON_TOL=${ANON_TOL:-5}
 # the configurations, in this order whatever the command line's (each drops the page cache first,
 # but a fixed order keeps the runs comparable); never, always and thpsd always (the checks)
 _want=",$(sed -n 's/.*thps\.node_confs=\([a-z_,-]*\).*/\1/p' /proc/cmdline | tr - _),never,always,thpsd,"
+# make check-vm (no thps.node_confs): the kernel's shrinker too, on one kernel (CI's time: one
+# configuration, ~4 min of TCG), the peer that tells thpshrinkd from what the kernel does alone
+SHRINKER_KERNEL=k612
+if ! grep -q 'thps\.node_confs=' /proc/cmdline && vm_once shrinker $SHRINKER_KERNEL "one more configuration, ~4 min of TCG; the comparison does not need both kernels"; then
+	_want="$_want,shrinker,"
+fi
 CONFS=
 for c in never madvise always shrinker optout thpsd_default thpsd; do
 	case $_want in *",$c,"*) CONFS="$CONFS $c" ;; esac
@@ -457,7 +465,7 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 	fig conf=$conf svc=loadgen file=$(vm_memstat loadgen.slice file) file_thp=$(vm_memstat loadgen.slice file_thp) file_mapped=$(vm_memstat loadgen.slice file_mapped)
 	# no report at all: no figure of what THP left, and node-thp-left fails
 	[ -s $W/report-$conf.json ] || tleft=""
-	eval "node_$conf=$total anon_$conf=$tanon left_$conf=$tleft outside_$conf=${outside:-0}"
+	eval "node_$conf=$total anon_$conf=$tanon left_$conf=$tleft outside_$conf=${outside:-0} nfile_$conf=$tfile"
 	fig conf=$conf svc=node mc=$total anon=$tanon file=$tfile anon_thp=$tthp thps=$((tthp / 2097152)) file_outside=${outside:-0} \
 		lowutil_left=$tleft
 	nd=0
@@ -563,6 +571,17 @@ vm_check node-anon "node anon: THP always + thpshrinkd $(vm_mib $anon_d) MiB = $
 	within $anon_d $anon_n $ANON_TOL
 vm_check node-thp-left "THP waste left with thpshrinkd (zero subpages of low-util folios + unmapped subpages of partially mapped ones, thpshrink report): $(vm_mib $left_thpsd) MiB = $(pct $left_thpsd $node_never) % of THP never's node (THP always: $(vm_mib $left_always) MiB); bound ${THP_TOL} %" \
 	eval 'vm_num "$left_thpsd" "$node_never" && [ $((left_thpsd * 100)) -le $((node_never * THP_TOL)) ]'
+# thpshrinkd against the kernel's own underused-THP shrinker driven by a proactive-reclaim loop
+# (where the boot ran it: make check-vm on k612), on what thpshrinkd claims to do better: it
+# gives back the low-util THP waste the shrinker leaves (at most half of it left: the shrinker
+# acts only inside reclaim, after the page cache, and split 3 THPs in the committed peers run,
+# which left 42 MiB to thpshrinkd's 1-2), and it keeps the page cache the loop evicts (the loop
+# kept a third of it there). memory.current is printed, not judged: the shrinker's node is the
+# smaller one, by the page cache evicted (read again: workingset_refault_file).
+if [ -n "${node_shrinker:-}" ]; then
+	vm_check vs-shrinker "low-util THP waste left: thpshrinkd $(vm_mib $left_thpsd) MiB, the kernel's shrinker + reclaim loop $(vm_mib $left_shrinker) MiB (THP always $(vm_mib $left_always)); page cache kept: thpshrinkd $(vm_mib $nfile_thpsd) MiB = $(pct $nfile_thpsd $nfile_never) %, the shrinker + loop $(vm_mib $nfile_shrinker) MiB = $(pct $nfile_shrinker $nfile_never) % of THP never's; memory.current $(pct $node_thpsd $node_never) % and $(pct $node_shrinker $node_never) %, anon $(pct $anon_thpsd $anon_never) % and $(pct $anon_shrinker $anon_never) %" \
+		eval 'vm_num "$left_thpsd" "$left_shrinker" "$nfile_thpsd" "$nfile_shrinker" && [ $((left_thpsd * 2)) -le "$left_shrinker" ] && [ "$nfile_thpsd" -ge "$nfile_shrinker" ]'
+fi
 # Each service's file pages (memory.stat file) with thpshrinkd against THP never's, and what
 # thpshrinkd's own measure around each action (memory.stat file before and after) says its
 # actions evicted
