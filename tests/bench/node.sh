@@ -11,7 +11,8 @@
 # and plots the node's memory over time (gnuplot PNG).
 # Usage: node.sh [BUILDDIR] [KERNEL] [SCALE]   (defaults: the cwd, k612, 2)
 # THPS_NODE_CONFS=never,always,thpsd,... runs fewer configurations (default: all seven).
-# Output: BUILDDIR/tests/bench/node-KERNEL/{table.md,node.png,memory.dat,KERNEL.log,KERNEL.result}
+# Output: BUILDDIR/tests/bench/node-KERNEL/{table.md,node.png,memory.dat,KERNEL.log,KERNEL.result},
+# and the result file again as BUILDDIR/bench-results/node-KERNEL.result (scripts/results-tables)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "${1:-.}" && pwd)
@@ -33,6 +34,12 @@ if [ -z "${THPS_NODE_REUSE:-}" ]; then   # THPS_NODE_REUSE=1: tabulate the last 
 	[ $rc = 77 ] && { tail -1 "$out/run.txt"; exit 77; }
 fi
 log=$out/$k.log
+# the run as scripts/results-tables takes it in for the peers' table (docs/performance.md):
+# scripts/results-tables --update --from BUILDDIR/bench-results
+if [ -s "$out/$k.result" ]; then
+	mkdir -p "${BENCH_RESULTS:-$b/bench-results}"
+	cp "$out/$k.result" "${BENCH_RESULTS:-$b/bench-results}/node-$k.result"
+fi
 grep '^\(PASS\|FAIL\|SKIP\) ' "$out/$k.result" | sed 's/^/  /'
 figs=$(grep -a '^# node-fig ' "$log" | sed 's/^# node-fig //')
 [ -n "$figs" ] || { echo "node.sh: no figures in $log (see $out/run.txt)"; exit 1; }
