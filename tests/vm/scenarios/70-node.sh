@@ -106,9 +106,9 @@ ANON_TOL=${ANON_TOL:-5}
 # but a fixed order keeps the runs comparable); never, always and thpsd always (the checks)
 _want=",$(sed -n 's/.*thps\.node_confs=\([a-z_,-]*\).*/\1/p' /proc/cmdline | tr - _),never,always,thpsd,"
 # make check-vm (no thps.node_confs): the kernel's shrinker too, on one kernel (CI's time: one
-# configuration, ~4 min of TCG), the peer that tells thpshrinkd from what the kernel does alone
+# configuration, ~1.25 THP always's, ~4.5 min of TCG), the peer that tells thpshrinkd from what the kernel does alone
 SHRINKER_KERNEL=k612
-if ! grep -q 'thps\.node_confs=' /proc/cmdline && vm_once shrinker $SHRINKER_KERNEL "one more configuration, ~4 min of TCG; the comparison does not need both kernels"; then
+if ! grep -q 'thps\.node_confs=' /proc/cmdline && vm_once shrinker $SHRINKER_KERNEL "one more configuration, ~4.5 min of TCG; the comparison does not need both kernels"; then
 	_want="$_want,shrinker,"
 fi
 CONFS=
@@ -574,9 +574,9 @@ vm_check node-thp-left "THP waste left with thpshrinkd (zero subpages of low-uti
 # thpshrinkd against the kernel's own underused-THP shrinker driven by a proactive-reclaim loop
 # (where the boot ran it: make check-vm on k612), on what thpshrinkd claims to do better: it
 # gives back the low-util THP waste the shrinker leaves (at most half of it left: the shrinker
-# acts only inside reclaim, after the page cache, and split 3 THPs in the committed peers run,
-# which left 42 MiB to thpshrinkd's 1-2), and it keeps the page cache the loop evicts (the loop
-# kept a third of it there). memory.current is printed, not judged: the shrinker's node is the
+# acts only inside reclaim, after the page cache, and at max_ptes_none 409 only on THPs < 20 %
+# used: it split 3 in the committed peers run, leaving 42.2 MiB to thpshrinkd's 2.7), and it
+# keeps the page cache the loop evicts (a third of it was left there). memory.current is printed, not judged: the shrinker's node is the
 # smaller one, by the page cache evicted (read again: workingset_refault_file).
 if [ -n "${node_shrinker:-}" ]; then
 	vm_check vs-shrinker "low-util THP waste left: thpshrinkd $(vm_mib $left_thpsd) MiB, the kernel's shrinker + reclaim loop $(vm_mib $left_shrinker) MiB (THP always $(vm_mib $left_always)); page cache kept: thpshrinkd $(vm_mib $nfile_thpsd) MiB = $(pct $nfile_thpsd $nfile_never) %, the shrinker + loop $(vm_mib $nfile_shrinker) MiB = $(pct $nfile_shrinker $nfile_never) % of THP never's; memory.current $(pct $node_thpsd $node_never) % and $(pct $node_shrinker $node_never) %, anon $(pct $anon_thpsd $anon_never) % and $(pct $anon_shrinker $anon_never) %" \
