@@ -682,7 +682,6 @@ static int act(struct reclaim_run *run, const struct reclaim_args *a)
 	    .lowutil_max_bucket = a->lowutil_bucket,
 	    .ranges = run->before.ranges,
 	    .n_ranges = run->before.n_ranges,
-	    .partial_unmapped_bytes = run->sb.partial_unmapped_bytes,
 	    .cold_whole = a->cold_whole,
 	};
 	int r;

@@ -118,7 +118,6 @@ struct thps_give_back {
 	const struct thps_thp_range *ranges;
 	size_t n_ranges;
 	uint64_t ino;
-	uint64_t partial_unmapped_bytes; /* the cgroup's, as scanned */
 	/* The caller's own exclusions (ranges khugepaged rebuilt too often, THPs it promoted);
 	 * NULL: none. */
 	bool (*skip)(const struct thps_thp_range *t, void *userdata);

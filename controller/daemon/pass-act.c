@@ -63,7 +63,6 @@ int dglue_act(const struct thps_ctx *ctx, const struct thps_scan *scan,
 	    .ranges = d->action == DGLUE_ACT_SPLIT ? scan->ranges : NULL,
 	    .n_ranges = d->action == DGLUE_ACT_SPLIT ? scan->n_ranges : 0,
 	    .ino = c->ino,
-	    .partial_unmapped_bytes = c->partial_unmapped_bytes,
 	    .skip = act_skip,
 	    .userdata = &skip,
 	};

@@ -459,7 +459,6 @@ START_TEST(test_give_back_debugfs_partial)
 	    .zero_freed = 1,
 	    .ranges = &r,
 	    .n_ranges = 1,
-	    .partial_unmapped_bytes = 504 * 4096,
 	};
 	uint64_t none[504] = {0};
 	char rel[64], *text;

@@ -120,6 +120,15 @@ page_cache_checks() {
 		[ $((_ref * 100)) -lt $(($2 / 4096 * 5)) ]
 }
 # the thpshrink_give_back_method series METHOD is 1
+wait_given_back() { # CGROUP PLANTED TRIES: every 0.5 s until 95 % of PLANTED is back (mc0, file0: before)
+	_i=0
+	while [ $_i -lt $3 ]; do
+		_freed=$((mc0 - $(vm_mem_current $1) - (file0 - $(vm_memstat $1 file))))
+		vm_pct_ge "$_freed" "$2" 95 && return 0
+		sleep 0.5; _i=$((_i + 1))
+	done
+	return 1
+}
 method_metric_is() { vm_metrics | grep -qx "thpshrink_give_back_method{method=\"$1\"} 1"; }
 split_policy() { # NAME CGROUP: the daemon's one policy, naming no action (the default: split)
 	mkdir -p $D/pol $D/state
@@ -204,12 +213,7 @@ debugfs_leg() {
 		--interval 2 --scan-cpu 100 -v > $D/debugfs.log 2>&1 &
 	DPID=$!
 	# passes until 95 % of the planted waste is back, or 40 s
-	i=0
-	while [ $i -lt 80 ]; do
-		freed=$((mc0 - $(vm_mem_current ex-dbgd) - (file0 - $(vm_memstat ex-dbgd file))))
-		vm_pct_ge "$freed" "$planted_g" 95 && break
-		sleep 0.5; i=$((i + 1))
-	done
+	wait_given_back ex-dbgd "$planted_g" 80
 	sleep 1 # the pass's status.json and metrics
 	stop_sampling
 	grep -E 'Give back:|Splits:|/ex-dbgd' $D/debugfs.log | head -4 | cut -c1-400 | sed 's/^/# debugfs daemon: /'
@@ -351,12 +355,7 @@ if vm_bloat_start "$cg" $(mix "$kb"); then
 	done
 	# more passes, until 95 % of the planted waste is back or 30 s went by: what the first
 	# left behind
-	i=0
-	while [ $i -lt 60 ]; do
-		freed=$((mc0 - $(vm_mem_current ex-daemon) - (file0 - $(vm_memstat ex-daemon file))))
-		vm_pct_ge "$freed" "$planted_d" 95 && break
-		sleep 0.5; i=$((i + 1))
-	done
+	wait_given_back ex-daemon "$planted_d" 60
 	stop_sampling
 	k1=$(knobs)
 	vm_check daemon-knobs-unchanged "$k1" [ "$k0" = "$k1" ]
