@@ -29,7 +29,7 @@ copy() {
 	rm -rf "$T/tree"
 	mkdir -p "$T/tree/docs/results"
 	cp "$src/README.md" "$T/tree/"
-	cp "$src/docs/results.md" "$T/tree/docs/"
+	cp "$src/docs/results.md" "$src/docs/performance.md" "$T/tree/docs/"
 	cp -r "$src/docs/results/runs" "$T/tree/docs/results/"
 }
 
@@ -50,7 +50,7 @@ EOF
 }
 
 for t in README.md:readme docs/results.md:bimodal docs/results.md:mthp docs/results.md:probe \
-	docs/results.md:exact docs/results.md:node; do
+	docs/results.md:exact docs/results.md:node docs/results.md:peers docs/performance.md:peers; do
 	f=${t%%:*} name=${t#*:}
 	copy
 	edit "$f" "$name"
@@ -93,6 +93,19 @@ grep -qF 'k73 at x, y, scale 1' "$T/tree/docs/results.md" && pass "the probe tab
 printf 'PASS vm.boot x\n' > "$T/fresh/k73.result"
 run "--update refuses a result file without its provenance" 2 --srcdir "$T/tree" --update --from "$T/fresh"
 out_has "the refusal names the provenance line" "no provenance line"
+
+# A peers run (70-node alone, every configuration) is taken in whole as node-KERNEL.result, and
+# its table follows it.
+copy
+rm -rf "$T/fresh"; mkdir -p "$T/fresh"
+sed 's/^PASS node\.peer\.thpsd mc=[0-9]*/PASS node.peer.thpsd mc=1048576000/' "$src/docs/results/runs/node-k612.result" > "$T/fresh/node-k612.result"
+grep -q 'peer.thpsd mc=1048576000 ' "$T/fresh/node-k612.result" || flunk "the made-up peers run has no changed figure (node-k612's peer.thpsd line changed?)"
+run "--update takes in a peers run of 70-node alone" 0 --srcdir "$T/tree" --update --from "$T/fresh"
+grep -qF '**always + thpshrinkd as shipped (max_ptes_none 102)** | 1000.0 (' "$T/tree/docs/performance.md" &&
+	pass "the peers' table shows the fresh figure" || flunk "docs/performance.md does not show the peers run's 1000.0 MiB"
+grep -v '^PASS node\.peer\.never ' "$src/docs/results/runs/node-k612.result" > "$T/fresh/node-k612.result"
+run "a peers run without THP never's figures is an error" 2 --srcdir "$T/tree" --update --from "$T/fresh"
+out_has "the error names the check" "no PASS line for node.peer.never"
 
 echo "results-tables: $fails failed"
 [ "$fails" = 0 ]

@@ -92,8 +92,9 @@ for p in "$builddir"/tests/tools/*; do
 done
 # Extra guest content for particular scenarios (e.g. redis for 60-redis.sh): each
 # tests/vm/initramfs.d/*.sh is sourced here with S (the staging root) and copy_with_libs; one
-# may add qemu options to QEMU_EXTRA (node.sh: a read-only 9p share of /usr for 70-node.sh).
-QEMU_EXTRA=""
+# may add qemu options to QEMU_EXTRA (node.sh: a read-only 9p share of /usr for 70-node.sh) and
+# kernel command-line options to APPEND_EXTRA (node.sh: psi=1).
+QEMU_EXTRA="" APPEND_EXTRA=""
 for h in "$here"/initramfs.d/*.sh; do
 	[ -e "$h" ] && . "$h"
 done
@@ -114,7 +115,7 @@ t0=$(date +%s.%N)
 # CI runs). Same speed on this 2-core host (k612: 149 s vs 144 s).
 timeout -k 10 "${THPS_VM_TIMEOUT:-1200}" qemu-system-x86_64 -accel "tcg,thread=${THPS_VM_TCG_THREAD:-single}" -cpu max -m "${THPS_VM_MEM:-3G}" -smp 2 \
 	-nographic -no-reboot -nodefaults -serial stdio -kernel "$image" -initrd "$stage/initrd.gz" ${QEMU_EXTRA:-} \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=always thps.kernel=$BASE $VARIANT_APPEND ${THPS_VM_APPEND:-}" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=always thps.kernel=$BASE $VARIANT_APPEND $APPEND_EXTRA ${THPS_VM_APPEND:-}" \
 	</dev/null 2>&1 | tr -d '\r' > "$log"
 qrc=${PIPESTATUS[0]}
 t1=$(date +%s.%N)
