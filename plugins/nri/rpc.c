@@ -92,16 +92,13 @@ int thps_rpc_response_decode(const uint8_t *p, size_t n, int32_t *ret_code, uint
 	return 0;
 }
 
-/* Packs msg into a malloc'd buffer (NULL, 0 for no message). */
-static int pack(const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len)
+int thps_pb_pack(const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len)
 {
 	size_t len;
 	uint8_t *b;
 
 	*ret = NULL;
 	*ret_len = 0;
-	if (!msg)
-		return 0;
 	len = protobuf_c_message_get_packed_size(msg);
 	if (len > THPS_TTRPC_MESSAGE_MAX)
 		return -EMSGSIZE;
@@ -124,7 +121,7 @@ static int frame(uint32_t conn, uint32_t stream_id, uint8_t type, const Protobuf
 	size_t len;
 	int r;
 
-	r = pack(outer, &body, &len);
+	r = thps_pb_pack(outer, &body, &len);
 	if (r < 0)
 		return r;
 	if (len > THPS_TTRPC_MESSAGE_MAX)
@@ -133,20 +130,16 @@ static int frame(uint32_t conn, uint32_t stream_id, uint8_t type, const Protobuf
 	return thps_mux_frame_encode(conn, &h, body, ret, ret_len);
 }
 
-int thps_rpc_response_encode(uint32_t stream_id, int32_t code, const ProtobufCMessage *msg,
+int thps_rpc_response_encode(uint32_t stream_id, int32_t code, const uint8_t *payload, size_t len,
 			     uint8_t **ret, size_t *ret_len)
 {
-	_cleanup_free_ uint8_t *payload = NULL;
 	Ttrpc__Response rsp = TTRPC__RESPONSE__INIT;
 	Status st = STATUS__INIT;
-	size_t len = 0;
-	int r;
 
+	if (len > THPS_TTRPC_MESSAGE_MAX)
+		return -EMSGSIZE;
 	if (code == THPS_RPC_OK) {
-		r = pack(msg, &payload, &len);
-		if (r < 0)
-			return r;
-		rsp.payload.data = payload;
+		rsp.payload.data = (uint8_t *)payload;
 		rsp.payload.len = len;
 	} else {
 		st.code = code;
@@ -156,19 +149,15 @@ int thps_rpc_response_encode(uint32_t stream_id, int32_t code, const ProtobufCMe
 }
 
 int thps_rpc_request_encode(uint32_t stream_id, const char *service, const char *method,
-			    const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len)
+			    const uint8_t *payload, size_t len, uint8_t **ret, size_t *ret_len)
 {
-	_cleanup_free_ uint8_t *payload = NULL;
 	Ttrpc__Request req = TTRPC__REQUEST__INIT;
-	size_t len;
-	int r;
 
-	r = pack(msg, &payload, &len);
-	if (r < 0)
-		return r;
+	if (len > THPS_TTRPC_MESSAGE_MAX)
+		return -EMSGSIZE;
 	req.service = (char *)service;
 	req.method = (char *)method;
-	req.payload.data = payload;
+	req.payload.data = (uint8_t *)payload;
 	req.payload.len = len;
 	return frame(THPS_NRI_CONN_RUNTIME, stream_id, THPS_TTRPC_REQUEST, &req.base, ret, ret_len);
 }

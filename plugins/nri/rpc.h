@@ -29,6 +29,10 @@ struct thps_pb_budget {
 
 void thps_pb_budget_init(struct thps_pb_budget *b, size_t max);
 
+/* Packs msg into a malloc'd buffer (NULL and 0 for an empty message). Returns 0, -EMSGSIZE
+ * (over THPS_TTRPC_MESSAGE_MAX), -ENOMEM. */
+int thps_pb_pack(const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len);
+
 /* Decodes a Request frame's payload. Returns 0, -EBADMSG (not a Request), -E2BIG (over the
  * budget). Free with ttrpc__request__free_unpacked(req, &b->allocator). */
 int thps_rpc_request_decode(const uint8_t *p, size_t n, struct thps_pb_budget *b,
@@ -40,10 +44,11 @@ int thps_rpc_response_decode(const uint8_t *p, size_t n, int32_t *ret_code, uint
 			     size_t *ret_len);
 
 /* The trunk record answering request stream_id on connection 1: code and, when code is OK,
- * msg packed as the payload (msg may be NULL for an empty one). Returns 0, -EMSGSIZE, -ENOMEM. */
-int thps_rpc_response_encode(uint32_t stream_id, int32_t code, const ProtobufCMessage *msg,
+ * the packed answer payload[0..len). Returns 0, -EMSGSIZE, -ENOMEM. */
+int thps_rpc_response_encode(uint32_t stream_id, int32_t code, const uint8_t *payload, size_t len,
 			     uint8_t **ret, size_t *ret_len);
 
-/* The trunk record of a call on connection 2. Returns 0, -EMSGSIZE, -ENOMEM. */
+/* The trunk record of a call on connection 2 with the packed argument payload[0..len).
+ * Returns 0, -EMSGSIZE, -ENOMEM. */
 int thps_rpc_request_encode(uint32_t stream_id, const char *service, const char *method,
-			    const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len);
+			    const uint8_t *payload, size_t len, uint8_t **ret, size_t *ret_len);

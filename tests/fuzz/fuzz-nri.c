@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The NRI plugin's decoding of what the runtime sends: the trunk's bytes (fed in uneven pieces,
- * as reads return them) → mux chunks → ttrpc frames → ttrpc Request/Response protobufs. */
+ * as reads return them) → mux chunks → ttrpc frames → ttrpc Request/Response protobufs → NRI's
+ * calls to the plugin (nri.h). */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "fuzz.h"
+#include "nri.h"
 #include "rpc.h"
 #include "ttrpc.h"
+
+static const char *const calls[] = {"Synchronize", "CreateContainer", "StopContainer",
+				    "StateChange", "Configure"};
 
 static void take_frames(struct thps_mux *m)
 {
@@ -26,8 +31,21 @@ static void take_frames(struct thps_mux *m)
 				Ttrpc__Request *req;
 
 				thps_pb_budget_init(&b, 1u << 20);
-				if (thps_rpc_request_decode(p, h.length, &b, &req) == 0)
+				if (thps_rpc_request_decode(p, h.length, &b, &req) == 0) {
+					struct thps_nri_call_args a;
+
+					/* The method the runtime names, or each call in turn
+					 * (the corpus rarely spells them). */
+					if (thps_nri_call_decode(req->service, req->method,
+								 req->payload.data,
+								 req->payload.len, &b, &a) == 0)
+						thps_nri_call_args_free(&a);
+					if (thps_nri_call_decode(
+						THPS_NRI_SERVICE_PLUGIN, calls[h.stream_id % 5],
+						req->payload.data, req->payload.len, &b, &a) == 0)
+						thps_nri_call_args_free(&a);
 					ttrpc__request__free_unpacked(req, &b.allocator);
+				}
 			} else if (h.type == THPS_TTRPC_RESPONSE) {
 				uint8_t *payload;
 				size_t len;

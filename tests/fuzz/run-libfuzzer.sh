@@ -18,7 +18,7 @@ libs="libthps-daemon.a libthps-cli.a libthps-policy.a libthps-actuators.a libthp
 # The NRI plugin's libraries where configure found libprotobuf-c (HAVE_NRI); its target otherwise
 # is left out, saying so.
 nri_libs=""; nri_flags=""
-if grep -q '^HAVE_NRI_TRUE = *$' "$b/Makefile"; then
+if env -u MAKEFLAGS -u MAKELEVEL make -C "$b" -n libthps-nri.a >/dev/null 2>&1; then
 	nri_libs="libthps-nri.a libthps-nri-proto.a"
 	nri_flags="-I$src/plugins/nri -I$b/plugins/nri -Ulinux $(pkg-config --cflags libprotobuf-c)"
 fi
@@ -28,6 +28,8 @@ for d in controller/core controller/pages controller/policy controller/daemon co
 	plugins/scanner plugins/kernel plugins/oci plugins; do incs="$incs -I$src/$d"; done
 # Every tests/fuzz/fuzz-NAME.c but the shared helper is a target.
 targets=$(cd "$src/tests/fuzz" && ls fuzz-*.c | sed 's/\.c$//' | grep -v '^fuzz-util$')
+# FUZZ_TARGETS="nri k8s" fuzzes only those (a parser one has just changed).
+[ -n "${FUZZ_TARGETS:-}" ] && targets=$(for t in $FUZZ_TARGETS; do echo "fuzz-$t"; done)
 pkgs="json-c libmnl libsystemd libmicrohttpd gnutls"
 flags=$(pkg-config --cflags $pkgs)
 fail=0

@@ -34,6 +34,7 @@ plugins/nri		controller/core plugins/nri/proto
 controller/daemon	controller/core controller/pages controller/policy
 controller/cli		controller/core controller/pages controller/policy
 controller/hook		controller/core plugins/oci
+controller/nri		controller/core plugins/oci plugins/nri plugins/nri/proto
 '
 layer_allows() { # folder: the folders it may use, or "-" when it has no rule
 	echo "$LAYERS" | awk -v d="$1" '$1 == d { $1 = ""; print; f = 1 } END { if (!f) print "-" }'

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nri.h"
+#include "proto/api.pb-c.h"
 #include "rpc.h"
 #include "ttrpc.h"
 #include "test-main.h"
@@ -194,6 +196,8 @@ START_TEST(test_request_roundtrip)
 {
 	Ttrpc__KeyValue kv = TTRPC__KEY_VALUE__INIT;
 	Ttrpc__Request *req;
+	uint8_t *arg;
+	size_t arg_len;
 	struct thps_pb_budget b;
 	struct thps_mux m = {0};
 	struct thps_ttrpc_header h;
@@ -202,7 +206,9 @@ START_TEST(test_request_roundtrip)
 
 	kv.key = (char *)"k";
 	kv.value = (char *)"v";
-	ck_assert_int_eq(thps_rpc_request_encode(3, "svc", "Method", &kv.base, &rec, &len), 0);
+	ck_assert_int_eq(thps_pb_pack(&kv.base, &arg, &arg_len), 0);
+	ck_assert_int_eq(thps_rpc_request_encode(3, "svc", "Method", arg, arg_len, &rec, &len), 0);
+	free(arg);
 	ck_assert_int_eq(thps_mux_feed(&m, rec, len), 0);
 	ck_assert_int_eq(thps_ttrpc_stream_next(&m.conns[THPS_NRI_CONN_RUNTIME - 1], &h, &p), 1);
 	ck_assert_uint_eq(h.type, THPS_TTRPC_REQUEST);
@@ -228,7 +234,8 @@ START_TEST(test_response_codes)
 	size_t len;
 	int32_t code;
 
-	ck_assert_int_eq(thps_rpc_response_encode(5, THPS_RPC_UNIMPLEMENTED, NULL, &rec, &len), 0);
+	ck_assert_int_eq(thps_rpc_response_encode(5, THPS_RPC_UNIMPLEMENTED, NULL, 0, &rec, &len),
+			 0);
 	ck_assert_int_eq(thps_mux_feed(&m, rec, len), 0);
 	ck_assert_int_eq(thps_ttrpc_stream_next(&m.conns[THPS_NRI_CONN_PLUGIN - 1], &h, &p), 1);
 	ck_assert_uint_eq(h.type, THPS_TTRPC_RESPONSE);
@@ -272,6 +279,148 @@ START_TEST(test_hostile_messages)
 }
 END_TEST
 
+typedef Nri__Pkg__Api__V1alpha1__PodSandbox__LabelsEntry PodKV;
+typedef Nri__Pkg__Api__V1alpha1__Container__AnnotationsEntry CtrKV;
+
+/* Packs a CreateContainerRequest and decodes it as the plugin does. */
+static int decode_create(Nri__Pkg__Api__V1alpha1__PodSandbox *pod,
+			 Nri__Pkg__Api__V1alpha1__Container *c, struct thps_nri_call_args *a)
+{
+	Nri__Pkg__Api__V1alpha1__CreateContainerRequest req =
+	    NRI__PKG__API__V1ALPHA1__CREATE_CONTAINER_REQUEST__INIT;
+	struct thps_pb_budget b;
+	uint8_t *p;
+	size_t len;
+	int r;
+
+	req.pod = pod;
+	req.container = c;
+	ck_assert_int_eq(thps_pb_pack(&req.base, &p, &len), 0);
+	thps_pb_budget_init(&b, THPS_RPC_BUDGET);
+	r = thps_nri_call_decode(THPS_NRI_SERVICE_PLUGIN, "CreateContainer", p, len, &b, a);
+	free(p);
+	ck_assert_uint_eq(b.used, 0);
+	return r;
+}
+
+START_TEST(test_nri_create_container)
+{
+	Nri__Pkg__Api__V1alpha1__PodSandbox pod = NRI__PKG__API__V1ALPHA1__POD_SANDBOX__INIT;
+	Nri__Pkg__Api__V1alpha1__Container c = NRI__PKG__API__V1ALPHA1__CONTAINER__INIT;
+	Nri__Pkg__Api__V1alpha1__LinuxContainer lc = NRI__PKG__API__V1ALPHA1__LINUX_CONTAINER__INIT;
+	Nri__Pkg__Api__V1alpha1__PodSandbox__AnnotationsEntry pa =
+	    NRI__PKG__API__V1ALPHA1__POD_SANDBOX__ANNOTATIONS_ENTRY__INIT;
+	Nri__Pkg__Api__V1alpha1__PodSandbox__AnnotationsEntry *pas[] = {&pa};
+	CtrKV ca = NRI__PKG__API__V1ALPHA1__CONTAINER__ANNOTATIONS_ENTRY__INIT, *cas[] = {&ca};
+	PodKV l[20], *ls[20];
+	char keys[20][8];
+	struct thps_nri_call_args a;
+
+	pod.namespace_ = (char *)"batch";
+	pod.name = (char *)"web-0";
+	pod.uid = (char *)"0f0e0d0c-0b0a-4908-8706-050403020100";
+	/* 20 labels, given in reverse: the 16 smallest keys are kept, sorted. */
+	for (int i = 0; i < 20; i++) {
+		l[i] = (PodKV)NRI__PKG__API__V1ALPHA1__POD_SANDBOX__LABELS_ENTRY__INIT;
+		snprintf(keys[i], sizeof(keys[i]), "k%02d", 19 - i);
+		l[i].key = keys[i];
+		l[i].value = (char *)"v";
+		ls[i] = &l[i];
+	}
+	pod.n_labels = 20;
+	pod.labels = ls;
+	pa.key = (char *)THPS_ANN_POLICY;
+	pa.value = (char *)"from-pod";
+	pod.n_annotations = 1;
+	pod.annotations = pas;
+	c.id = (char *)"c1";
+	c.name = (char *)"app";
+	lc.cgroups_path = (char *)"/kubepods/pod1/c1";
+	c.linux = &lc;
+	ca.key = (char *)THPS_ANN_POLICY;
+	ca.value = (char *)"from-container";
+	c.n_annotations = 1;
+	c.annotations = cas;
+
+	ck_assert_int_eq(decode_create(&pod, &c, &a), 0);
+	ck_assert_int_eq(a.call, THPS_NRI_CALL_CREATE_CONTAINER);
+	ck_assert_uint_eq(a.n, 1);
+	ck_assert_str_eq(a.containers[0].id, "c1");
+	ck_assert_str_eq(a.containers[0].k8s_namespace, "batch");
+	ck_assert_str_eq(a.containers[0].pod, "web-0");
+	ck_assert_str_eq(a.containers[0].container, "app");
+	ck_assert_str_eq(a.containers[0].cgroups_path, "/kubepods/pod1/c1");
+	ck_assert_str_eq(a.containers[0].policy, "from-container");
+	ck_assert_uint_eq(a.containers[0].n_labels, THPS_REGISTRATION_LABELS_MAX);
+	ck_assert_uint_eq(a.containers[0].labels_dropped, 4);
+	ck_assert_str_eq(a.containers[0].labels[0].key, "k00");
+	ck_assert_str_eq(a.containers[0].labels[15].key, "k15");
+	ck_assert_uint_eq(a.containers[0].dropped, 0);
+	thps_nri_call_args_free(&a);
+
+	/* Control characters and bad names: dropped and flagged, the container still decoded. */
+	ca.value = (char *)"re\001dis";
+	pod.namespace_ = (char *)"Batch";
+	c.name = (char *)"a_b";
+	ck_assert_int_eq(decode_create(&pod, &c, &a), 0);
+	ck_assert_uint_eq(a.n, 1);
+	ck_assert_str_eq(a.containers[0].policy, "");
+	ck_assert_str_eq(a.containers[0].k8s_namespace, "");
+	ck_assert_str_eq(a.containers[0].container, "");
+	ck_assert_uint_eq(a.containers[0].dropped,
+			  THPS_NRI_DROP_POLICY | THPS_NRI_DROP_NAMESPACE | THPS_NRI_DROP_CONTAINER);
+	thps_nri_call_args_free(&a);
+
+	/* No valid id: the container is refused whole, the call still decodes. */
+	c.id = (char *)"../x";
+	ck_assert_int_eq(decode_create(&pod, &c, &a), 0);
+	ck_assert_uint_eq(a.n, 0);
+	ck_assert_uint_eq(a.refused, 1);
+	thps_nri_call_args_free(&a);
+}
+END_TEST
+
+START_TEST(test_nri_calls)
+{
+	struct thps_nri_call_args a;
+	struct thps_pb_budget b;
+	uint8_t *p;
+	size_t len;
+	const uint8_t bad[] = {0x0a, 0xff, 0xff, 0xff, 0x0f};
+
+	ck_assert_int_eq(thps_nri_call_from(THPS_NRI_SERVICE_PLUGIN, "Configure"),
+			 THPS_NRI_CALL_CONFIGURE);
+	ck_assert_int_eq(thps_nri_call_from(THPS_NRI_SERVICE_RUNTIME, "Configure"),
+			 THPS_NRI_CALL_UNKNOWN);
+	thps_pb_budget_init(&b, THPS_RPC_BUDGET);
+	ck_assert_int_eq(
+	    thps_nri_call_decode(THPS_NRI_SERVICE_PLUGIN, "Frobnicate", NULL, 0, &b, &a),
+	    -EOPNOTSUPP);
+	ck_assert_int_eq(thps_nri_call_decode(THPS_NRI_SERVICE_PLUGIN, "CreateContainer", bad,
+					      sizeof(bad), &b, &a),
+			 -EBADMSG);
+	/* An empty StateChange is a valid message with no container: nothing to do. */
+	ck_assert_int_eq(
+	    thps_nri_call_decode(THPS_NRI_SERVICE_PLUGIN, "StateChange", NULL, 0, &b, &a), 0);
+	ck_assert_uint_eq(a.n, 0);
+	thps_nri_call_args_free(&a);
+
+	/* Configure's answer subscribes to create, start, stop and remove: 0x628. */
+	ck_assert_int_eq(thps_nri_answer_encode(THPS_NRI_CALL_CONFIGURE, &p, &len), 0);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_mem_eq(p, "\x10\xa8\x0c", 3);
+	free(p);
+	ck_assert_int_eq(thps_nri_answer_encode(THPS_NRI_CALL_CREATE_CONTAINER, &p, &len), 0);
+	ck_assert_uint_eq(len, 0);
+
+	ck_assert_int_eq(thps_nri_register_encode("thpshrink", "50", &p, &len), 0);
+	ck_assert_uint_eq(len, 15);
+	free(p);
+	ck_assert_int_eq(thps_nri_register_encode("thpshrink", "5", &p, &len), -EINVAL);
+	ck_assert_int_eq(thps_nri_register_encode("a/b", "50", &p, &len), -EINVAL);
+}
+END_TEST
+
 static Suite *nri_suite(void)
 {
 	Suite *s = suite_create("nri");
@@ -286,6 +435,10 @@ static Suite *nri_suite(void)
 	tcase_add_test(tc, test_request_roundtrip);
 	tcase_add_test(tc, test_response_codes);
 	tcase_add_test(tc, test_hostile_messages);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("calls");
+	tcase_add_test(tc, test_nri_create_container);
+	tcase_add_test(tc, test_nri_calls);
 	suite_add_tcase(s, tc);
 	return s;
 }
