@@ -147,10 +147,16 @@ static int request(struct session *s, const struct thps_ttrpc_header *h, const u
 		ttrpc__request__free_unpacked(req, &b.allocator);
 		return answer(s, h->stream_id, THPS_RPC_UNIMPLEMENTED, NULL, 0);
 	}
-	if (r < 0) {
+	if (r == -EILSEQ)
+		/* As the hook refuses a value with a NUL whole: never act on a cut one. */
+		log_warning("NRI: %.64s carries a string with a NUL byte, which would be cut: not "
+			    "acting on it",
+			    req->method);
+	else if (r < 0)
 		/* A container's create or stop must not fail for our sake: log, answer OK. */
 		log_error_errno(r, "NRI: cannot decode %.64s (%m), answering without acting",
 				req->method);
+	if (r < 0) {
 		a = (struct thps_nri_call_args){.call =
 						    thps_nri_call_from(req->service, req->method)};
 	} else

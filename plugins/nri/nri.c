@@ -220,8 +220,13 @@ static void bounded_copy(char *dst, size_t size, const char *s)
 			dst[i] = '?';
 }
 
-#define UNPACK(type, fn)                                                                           \
-	type *m = fn(&b->allocator, len, payload);                                                 \
+/* A string with a NUL would reach us cut: such a call is refused whole (-EILSEQ), as the hook
+ * refuses such an annotation. */
+#define UNPACK(type, prefix)                                                                       \
+	int _c = thps_pb_strings_clean(&prefix##__descriptor, payload, len);                       \
+	if (_c <= 0)                                                                               \
+		return _c < 0 ? _c : -EILSEQ;                                                      \
+	type *m = prefix##__unpack(&b->allocator, len, payload);                                   \
 	if (!m)                                                                                    \
 		return b->exhausted ? -E2BIG : -EBADMSG;
 
@@ -239,7 +244,7 @@ int thps_nri_call_decode(const char *service, const char *method, const uint8_t 
 		return -EOPNOTSUPP;
 	case THPS_NRI_CALL_CONFIGURE: {
 		UNPACK(Nri__Pkg__Api__V1alpha1__ConfigureRequest,
-		       nri__pkg__api__v1alpha1__configure_request__unpack);
+		       nri__pkg__api__v1alpha1__configure_request);
 		bounded_copy(a.runtime_name, sizeof(a.runtime_name), m->runtime_name);
 		bounded_copy(a.runtime_version, sizeof(a.runtime_version), m->runtime_version);
 		nri__pkg__api__v1alpha1__configure_request__free_unpacked(m, &b->allocator);
@@ -247,40 +252,40 @@ int thps_nri_call_decode(const char *service, const char *method, const uint8_t 
 	}
 	case THPS_NRI_CALL_SYNCHRONIZE: {
 		UNPACK(Nri__Pkg__Api__V1alpha1__SynchronizeRequest,
-		       nri__pkg__api__v1alpha1__synchronize_request__unpack);
+		       nri__pkg__api__v1alpha1__synchronize_request);
 		r = synchronize(m, &a);
 		nri__pkg__api__v1alpha1__synchronize_request__free_unpacked(m, &b->allocator);
 		break;
 	}
 	case THPS_NRI_CALL_SHUTDOWN: {
-		UNPACK(Nri__Pkg__Api__V1alpha1__Empty, nri__pkg__api__v1alpha1__empty__unpack);
+		UNPACK(Nri__Pkg__Api__V1alpha1__Empty, nri__pkg__api__v1alpha1__empty);
 		nri__pkg__api__v1alpha1__empty__free_unpacked(m, &b->allocator);
 		break;
 	}
 	case THPS_NRI_CALL_CREATE_CONTAINER: {
 		UNPACK(Nri__Pkg__Api__V1alpha1__CreateContainerRequest,
-		       nri__pkg__api__v1alpha1__create_container_request__unpack);
+		       nri__pkg__api__v1alpha1__create_container_request);
 		r = one(m->pod, m->container, &a);
 		nri__pkg__api__v1alpha1__create_container_request__free_unpacked(m, &b->allocator);
 		break;
 	}
 	case THPS_NRI_CALL_UPDATE_CONTAINER: {
 		UNPACK(Nri__Pkg__Api__V1alpha1__UpdateContainerRequest,
-		       nri__pkg__api__v1alpha1__update_container_request__unpack);
+		       nri__pkg__api__v1alpha1__update_container_request);
 		r = one(m->pod, m->container, &a);
 		nri__pkg__api__v1alpha1__update_container_request__free_unpacked(m, &b->allocator);
 		break;
 	}
 	case THPS_NRI_CALL_STOP_CONTAINER: {
 		UNPACK(Nri__Pkg__Api__V1alpha1__StopContainerRequest,
-		       nri__pkg__api__v1alpha1__stop_container_request__unpack);
+		       nri__pkg__api__v1alpha1__stop_container_request);
 		r = one(m->pod, m->container, &a);
 		nri__pkg__api__v1alpha1__stop_container_request__free_unpacked(m, &b->allocator);
 		break;
 	}
 	case THPS_NRI_CALL_STATE_CHANGE: {
 		UNPACK(Nri__Pkg__Api__V1alpha1__StateChangeEvent,
-		       nri__pkg__api__v1alpha1__state_change_event__unpack);
+		       nri__pkg__api__v1alpha1__state_change_event);
 		a.event = m->event;
 		/* A pod event has no container: nothing of ours to do. */
 		if (m->container)

@@ -90,7 +90,8 @@ void thps_nri_call_args_free(struct thps_nri_call_args *a);
 enum thps_nri_call thps_nri_call_from(const char *service, const char *method);
 
 /* Decodes the payload of a call to the plugin. Returns 0, -EOPNOTSUPP (an unknown call),
- * -EBADMSG (not the call's message), -E2BIG (over the budget), -ENOMEM. */
+ * -EBADMSG (not the call's message), -EILSEQ (a string field holds a NUL: protobuf-c would
+ * cut it, so the call is refused whole), -E2BIG (over the budget), -ENOMEM. */
 int thps_nri_call_decode(const char *service, const char *method, const uint8_t *payload,
 			 size_t len, struct thps_pb_budget *b, struct thps_nri_call_args *ret);
 

@@ -51,11 +51,88 @@ void thps_pb_budget_init(struct thps_pb_budget *b, size_t max)
 	};
 }
 
+#define PB_DEPTH_MAX 32
+
+/* Reads a varint at p[*i..n). Returns 0 or -EBADMSG. */
+static int varint(const uint8_t *p, size_t n, size_t *i, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*i >= n)
+			return -EBADMSG;
+		v |= (uint64_t)(p[*i] & 0x7f) << shift;
+		if (!(p[(*i)++] & 0x80)) {
+			*ret = v;
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+static int strings_clean(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n,
+			 unsigned depth)
+{
+	size_t i = 0;
+	int r;
+
+	if (depth > PB_DEPTH_MAX)
+		return -EBADMSG;
+	while (i < n) {
+		const ProtobufCFieldDescriptor *f;
+		uint64_t key, len;
+
+		if (varint(p, n, &i, &key) < 0)
+			return -EBADMSG;
+		switch (key & 7) {
+		case PROTOBUF_C_WIRE_TYPE_VARINT:
+			if (varint(p, n, &i, &len) < 0)
+				return -EBADMSG;
+			continue;
+		case PROTOBUF_C_WIRE_TYPE_64BIT:
+			len = 8;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_32BIT:
+			len = 4;
+			break;
+		case PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
+			if (varint(p, n, &i, &len) < 0)
+				return -EBADMSG;
+			break;
+		default: /* groups: not in proto3 */
+			return -EBADMSG;
+		}
+		if (len > n - i)
+			return -EBADMSG;
+		f = (key & 7) == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED && key >> 3 <= UINT32_MAX
+			? protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3))
+			: NULL;
+		if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p + i, 0, len))
+			return 0;
+		if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+			r = strings_clean(f->descriptor, p + i, len, depth + 1);
+			if (r <= 0)
+				return r;
+		}
+		i += len;
+	}
+	return 1;
+}
+
+int thps_pb_strings_clean(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n)
+{
+	return strings_clean(d, p, n, 0);
+}
+
 int thps_rpc_request_decode(const uint8_t *p, size_t n, struct thps_pb_budget *b,
 			    Ttrpc__Request **ret)
 {
-	Ttrpc__Request *req = ttrpc__request__unpack(&b->allocator, n, p);
+	Ttrpc__Request *req;
+	int r = thps_pb_strings_clean(&ttrpc__request__descriptor, p, n);
 
+	if (r <= 0)
+		return r < 0 ? r : -EILSEQ;
+	req = ttrpc__request__unpack(&b->allocator, n, p);
 	if (!req)
 		return b->exhausted ? -E2BIG : -EBADMSG;
 	*ret = req;

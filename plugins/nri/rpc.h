@@ -33,8 +33,15 @@ void thps_pb_budget_init(struct thps_pb_budget *b, size_t max);
  * (over THPS_TTRPC_MESSAGE_MAX), -ENOMEM. */
 int thps_pb_pack(const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len);
 
-/* Decodes a Request frame's payload. Returns 0, -EBADMSG (not a Request), -E2BIG (over the
- * budget). Free with ttrpc__request__free_unpacked(req, &b->allocator). */
+/* Whether every string field of the message of type d in p[0..n), nested messages included,
+ * is free of NUL bytes: protobuf-c hands strings NUL-terminated, so "g-split\0x" would reach
+ * us as "g-split", a different value than the one sent. Returns 1 clean, 0 (a NUL), -EBADMSG
+ * (not a protobuf message, or nested deeper than 32). */
+int thps_pb_strings_clean(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n);
+
+/* Decodes a Request frame's payload. Returns 0, -EBADMSG (not a Request), -EILSEQ (its service
+ * or method holds a NUL), -E2BIG (over the budget). Free with ttrpc__request__free_unpacked(req,
+ * &b->allocator). */
 int thps_rpc_request_decode(const uint8_t *p, size_t n, struct thps_pb_budget *b,
 			    Ttrpc__Request **ret);
 

@@ -211,6 +211,13 @@ def main():
           and r.get("labels") == {"ok": "y"},
           "a control character in the policy annotation, a bad name and a bad label key are dropped, the rest registered")
 
+    # A NUL inside the policy annotation: protobuf-c would cut it to "g-split"; refused whole.
+    p5 = pod("pod-5", "nul", "batch", UID, {}, {"io.thpshrink.policy": "g-split\0x"})
+    c5 = container("c5", "pod-5", "app", "/kubepods/pod5/c5")
+    code, _, _ = conn.call("CreateContainer", pod_container(p5, c5))
+    check(code == 0 and reg("c5") is None,
+          "a NUL inside an annotation: answered OK, not registered with a cut value")
+
     # A registrations directory that cannot be written: logged, answered OK all the same.
     os.rename(REGDIR, REGDIR + ".away")
     with open(REGDIR, "w") as f:

@@ -421,6 +421,63 @@ START_TEST(test_nri_calls)
 }
 END_TEST
 
+/* protobuf-c would hand "g-split\0x" over as "g-split": a call with a NUL in any string field,
+ * however deep, is refused whole. */
+START_TEST(test_nri_nul_in_string)
+{
+	Nri__Pkg__Api__V1alpha1__CreateContainerRequest req =
+	    NRI__PKG__API__V1ALPHA1__CREATE_CONTAINER_REQUEST__INIT;
+	Nri__Pkg__Api__V1alpha1__Container c = NRI__PKG__API__V1ALPHA1__CONTAINER__INIT;
+	CtrKV ca = NRI__PKG__API__V1ALPHA1__CONTAINER__ANNOTATIONS_ENTRY__INIT, *cas[] = {&ca};
+	struct thps_nri_call_args a;
+	struct thps_pb_budget b;
+	uint8_t *p, *x;
+	size_t len;
+
+	c.id = (char *)"c1";
+	ca.key = (char *)THPS_ANN_POLICY;
+	ca.value = (char *)"g-splitXx";
+	c.n_annotations = 1;
+	c.annotations = cas;
+	req.container = &c;
+	ck_assert_int_eq(thps_pb_pack(&req.base, &p, &len), 0);
+	thps_pb_budget_init(&b, THPS_RPC_BUDGET);
+	ck_assert_int_eq(
+	    thps_pb_strings_clean(&nri__pkg__api__v1alpha1__create_container_request__descriptor, p,
+				  len),
+	    1);
+	ck_assert_int_eq(
+	    thps_nri_call_decode(THPS_NRI_SERVICE_PLUGIN, "CreateContainer", p, len, &b, &a), 0);
+	ck_assert_str_eq(a.containers[0].policy, "g-splitXx");
+	thps_nri_call_args_free(&a);
+	x = memchr(p, 'X', len);
+	ck_assert_ptr_nonnull(x);
+	*x = '\0';
+	ck_assert_int_eq(
+	    thps_pb_strings_clean(&nri__pkg__api__v1alpha1__create_container_request__descriptor, p,
+				  len),
+	    0);
+	ck_assert_int_eq(
+	    thps_nri_call_decode(THPS_NRI_SERVICE_PLUGIN, "CreateContainer", p, len, &b, &a),
+	    -EILSEQ);
+	/* A NUL in a bytes field is data, not a cut string. */
+	ck_assert_int_eq(thps_pb_strings_clean(&ttrpc__request__descriptor,
+					       (const uint8_t *)"\x1a\x02\x00\x00", 4),
+			 1);
+	ck_assert_int_eq(thps_pb_strings_clean(&ttrpc__request__descriptor,
+					       (const uint8_t *)"\x12\x02\x00\x00", 4),
+			 0);
+	/* Truncated, or a group: not a message. */
+	ck_assert_int_eq(
+	    thps_pb_strings_clean(&ttrpc__request__descriptor, (const uint8_t *)"\x12\x05" "ab", 4),
+	    -EBADMSG);
+	ck_assert_int_eq(
+	    thps_pb_strings_clean(&ttrpc__request__descriptor, (const uint8_t *)"\x0b", 1),
+	    -EBADMSG);
+	free(p);
+}
+END_TEST
+
 static Suite *nri_suite(void)
 {
 	Suite *s = suite_create("nri");
@@ -439,6 +496,7 @@ static Suite *nri_suite(void)
 	tc = tcase_create("calls");
 	tcase_add_test(tc, test_nri_create_container);
 	tcase_add_test(tc, test_nri_calls);
+	tcase_add_test(tc, test_nri_nul_in_string);
 	suite_add_tcase(s, tc);
 	return s;
 }
