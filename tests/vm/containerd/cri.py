@@ -53,7 +53,8 @@ def run_pod(rt, a):
     ns = pb.NamespaceOption(network=pb.NODE, pid=pb.POD, ipc=pb.POD)
     sandbox = pb.PodSandboxConfig(
         metadata=pb.PodSandboxMetadata(name=a.name, uid=a.uid, namespace=a.namespace, attempt=0),
-        hostname=os.uname().nodename, log_directory=logdir, labels=labels, annotations=annotations,
+        # no hostname: kubelet sets none for a host-network pod (runc refuses it without a UTS namespace)
+        log_directory=logdir, labels=labels, annotations=annotations,
         linux=pb.LinuxPodSandboxConfig(
             cgroup_parent=a.cgroup_parent,
             security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
@@ -63,7 +64,7 @@ def run_pod(rt, a):
                "io.kubernetes.pod.namespace": a.namespace, "io.kubernetes.pod.uid": a.uid}
     cfg = pb.ContainerConfig(
         metadata=pb.ContainerMetadata(name=a.container, attempt=0),
-        image=pb.ImageSpec(image=a.image), command=a.cmd[:1], args=a.cmd[1:],
+        image=pb.ImageSpec(image=a.image), command=a.argv[:1], args=a.argv[1:],
         labels=clabels, annotations={"io.kubernetes.container.restartCount": "0"},
         log_path="%s/0.log" % a.container,
         linux=pb.LinuxContainerConfig(security_context=pb.LinuxContainerSecurityContext(
@@ -92,7 +93,7 @@ def main():
     r.add_argument("--cgroup-parent", default="")
     r.add_argument("--label", action="append")
     r.add_argument("--annotation", action="append")
-    r.add_argument("cmd", nargs="+")
+    r.add_argument("argv", nargs="+", metavar="CMD")
     rm = sub.add_parser("rm-pod")
     rm.add_argument("id")
     a = p.parse_args()
@@ -110,6 +111,8 @@ def main():
             _, stop_ms = timed(rt.StopPodSandbox, pb.StopPodSandboxRequest(pod_sandbox_id=a.id))
             _, rm_ms = timed(rt.RemovePodSandbox, pb.RemovePodSandboxRequest(pod_sandbox_id=a.id))
             print(json.dumps({"pod": a.id, "stop_ms": stop_ms, "remove_ms": rm_ms}))
+        else:
+            p.error("unknown command " + a.cmd)
     except grpc.RpcError as e:
         print("cri.py: %s: %s: %s" % (a.cmd, e.code().name, e.details()), file=sys.stderr)
         return 1

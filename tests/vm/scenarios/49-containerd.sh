@@ -111,7 +111,8 @@ vm_check images "ctr import rc $?: $(in_root ctr -n k8s.io images ls -q 2>&1 | g
 	sh -c "[ \$(chroot $R ctr -n k8s.io images ls -q 2>/dev/null | grep -c 'localhost/thps-') = 2 ]"
 
 REGS=/run/thpshrink/containers
-NRI_SOCK=$R/var/run/nri/nri.sock
+# (outside the chroot: its /var/run links to /run, which from here is the guest's)
+NRI_SOCK=$R/run/nri/nri.sock
 UID_DB=0b5e7c1a-1111-4a2b-9c3d-00000000db00
 UID_WEB=0b5e7c1a-2222-4a2b-9c3d-00000000eb00
 # The annotation names the policy; the policy's own selector (the pod's UID) says where it
@@ -163,6 +164,7 @@ vm_check pods-started "db-0 rc $rc1 ($MS1) pod ${POD1:-none} ctr ${CTR1:-none} p
 	[ $rc1 = 0 -a $rc2 = 0 -a -n "$CTR1" -a -n "$CTR2" -a "${PID1:-0}" -gt 1 -a "${PID2:-0}" -gt 1 ]
 if [ $rc1 != 0 ] || [ $rc2 != 0 ] || [ -z "$CTR1" ] || [ -z "$CTR2" ]; then
 	tail -30 $D/containerd.log | sed 's/^/# /' | cut -c1-300
+	tail -10 $D/nri.log | sed 's/^/# nri: /' | cut -c1-300
 	kill -TERM $NPID $DPID; cd_stop; cd_took
 	return 0 2>/dev/null || exit 0
 fi
