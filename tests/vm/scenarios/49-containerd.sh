@@ -93,7 +93,13 @@ cd_start() {
 	_i=0
 	until cri version > $D/cri-version 2>&1 || [ $_i -gt 120 ]; do sleep 0.5; _i=$((_i + 1)); done
 }
-cd_stop() { kill -TERM $CPID 2>/dev/null; wait $CPID 2>/dev/null; }
+# containerd ends on SIGTERM; its shims (and so the pods) outlive it, as on a node
+cd_stop() {
+	kill -TERM $CPID 2>/dev/null
+	_i=0; while kill -0 $CPID 2>/dev/null && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	kill -0 $CPID 2>/dev/null && { echo "# containerd still up 30 s after SIGTERM: SIGKILL"; kill -KILL $CPID; }
+	wait $CPID 2>/dev/null
+}
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
 echo "# $(tr '\n' ' ' < /cd/versions)"
 t0=$(vm_uptime)
@@ -169,6 +175,7 @@ if [ $rc1 != 0 ] || [ $rc2 != 0 ] || [ -z "$CTR1" ] || [ -z "$CTR2" ]; then
 	return 0 2>/dev/null || exit 0
 fi
 cg1=$(sed -n 's/^0:://p' /proc/$PID1/cgroup 2>/dev/null)
+C=/sys/fs/cgroup
 cg2=$(sed -n 's/^0:://p' /proc/$PID2/cgroup 2>/dev/null)
 i=0; until { grep -q READY $LOG1 && grep -q READY $LOG2; } 2>/dev/null || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
 vm_check ready "db-0 pid $PID1 in $cg1, web-0 pid $PID2 in $cg2: $(grep -h -o 'READY.*' $LOG1 | cut -c1-100)" \
@@ -183,7 +190,7 @@ vm_check registered "$(echo "${j1:-no $reg1}" | cut -c1-400)" \
 j2=$(tr -d ' \n\t' < $reg2 2>/dev/null)
 vm_check other-registered "web-0, no annotation: $(echo "${j2:-no $reg2}" | cut -c1-300)" \
 	sh -c "echo '$j2' | grep -q '\"namespace\":\"web\"' && ! echo '$j2' | grep -q '\"policy\"'"
-mc2=$(vm_mem_current $cg2) thp2=$(vm_memstat $cg2 anon_thp) thp1=$(vm_memstat $cg1 anon_thp)
+mc2=$(vm_mem_current $C$cg2) thp2=$(vm_memstat $C$cg2 anon_thp) thp1=$(vm_memstat $C$cg1 anon_thp)
 waste=$((32 * 504 * 4096)) given=0 info=
 T0=$(vm_uptime)
 i=0
@@ -194,12 +201,12 @@ while [ $i -lt $((INTERVAL * 3 * 10 + 100)) ]; do
 	sleep 0.1; i=$((i + 1))
 done
 T1=$(vm_uptime)
-thp1b=$(vm_memstat $cg1 anon_thp)
+thp1b=$(vm_memstat $C$cg1 anon_thp)
 vm_check given-back "given back (metric) $(vm_mib $given) of $(vm_mib $waste) MiB planted waste in $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s; anon_thp $(vm_mib $thp1) -> $(vm_mib $thp1b) MiB" \
 	[ $((given * 100)) -ge $((waste * 95)) -a "$thp1b" -le $((thp1 / 4)) ]
 vm_check container-info "${info:-no thpshrink_container_info for $cg1}" \
 	sh -c "echo '$info' | grep -q 'container=\"$CTR1\",policy=\"cd-split\"'"
-mc2b=$(vm_mem_current $cg2) thp2b=$(vm_memstat $cg2 anon_thp)
+mc2b=$(vm_mem_current $C$cg2) thp2b=$(vm_memstat $C$cg2 anon_thp)
 vm_check other-untouched "web-0 memory.current $mc2 -> $mc2b, anon_thp $thp2 -> $thp2b; splits logged on it: $(grep -c "cgroup '$cg2': split" $D/daemon.log)" \
 	[ "$thp2b" -ge "$thp2" -a "$thp2" -ge $((32 * 2097152)) -a "$(grep -c "cgroup '$cg2': split" $D/daemon.log)" = 0 ]
 kill -USR1 $PID1 2>/dev/null
@@ -233,12 +240,13 @@ i=0; until [ "$(nri_registered)" -ge 2 ] || [ $i -gt 300 ]; do sleep 0.1; i=$((i
 n0=$(nri_registered)
 t0=$(vm_uptime)
 cd_stop
+t_down=$(vm_uptime)
 cd_start
 i=0; until [ "$(nri_registered)" -gt "$n0" ] || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
 t1=$(vm_uptime)
 run_pod t-after timing 0b5e7c1a-3333-4a2b-9c3d-000000000004 $SLEEP; rca=$? CTRA=$CTR
 i=0; until [ -e $REGS/$CTRA.json ] || [ $i -gt 50 ]; do sleep 0.1; i=$((i + 1)); done
-vm_check restart-reregisters "registrations of the plugin: $n0 before the restart, $(nri_registered) after (containerd down to registered: $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.1f", b-a}') s); new pod rc $rca registered: $([ -e $REGS/$CTRA.json ] && echo yes || echo no)" \
+vm_check restart-reregisters "registrations of the plugin: $n0 before the restart, $(nri_registered) after (SIGTERM to containerd down: $(awk -v a=$t0 -v b=$t_down 'BEGIN{printf "%.1f", b-a}') s, down to registered again: $(awk -v a=$t_down -v b=$t1 'BEGIN{printf "%.1f", b-a}') s); new pod rc $rca registered: $([ -e $REGS/$CTRA.json ] && echo yes || echo no)" \
 	[ "$(nri_registered)" -gt "$n0" -a $rca = 0 -a -e "$REGS/$CTRA.json" ]
 echo "# pod CRI times: with daemon and plugin: $MSB; thpshrinkd killed: $MSD; thpshrink-nri killed: $MSP; after restart: $MS"
 for p in $(cri list 2>/dev/null | cut -d' ' -f1); do cri rm-pod $p > /dev/null 2>&1; done
@@ -249,5 +257,6 @@ cd_stop
 # kubelet's pod cgroups (runc leaves the parents it made): init removes only top-level ones
 find /sys/fs/cgroup/kubepods -depth -type d -exec rmdir {} \; 2>/dev/null
 umount -l $R /cd-ro 2>/dev/null
-grep -E 'NRI|warn|error' $D/nri.log | head -12 | sed 's/^/# nri: /' | cut -c1-240
+grep -E 'NRI|warn|error' $D/nri.log | tail -12 | sed 's/^/# nri: /' | cut -c1-240
+grep -i -E 'shutdown|signal|nri' $D/containerd.log | tail -8 | sed 's/^/# containerd: /' | cut -c1-240
 cd_took
