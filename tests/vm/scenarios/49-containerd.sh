@@ -88,7 +88,10 @@ cri() { in_root python3 /cri/cri.py "$@"; }
 mkdir -p $D/pol $D/state
 : > $D/containerd.log
 cd_start() {
-	in_root containerd --config /etc/containerd/config.toml >> $D/containerd.log 2>&1 &
+	# a simple command, not in_root: $! must be containerd itself (a backgrounded function
+	# is a subshell, and killing it would leave containerd running)
+	chroot $R /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		containerd --config /etc/containerd/config.toml >> $D/containerd.log 2>&1 &
 	CPID=$!
 	_i=0
 	until cri version > $D/cri-version 2>&1 || [ $_i -gt 120 ]; do sleep 0.5; _i=$((_i + 1)); done
@@ -202,8 +205,10 @@ while [ $i -lt $((INTERVAL * 3 * 10 + 100)) ]; do
 done
 T1=$(vm_uptime)
 thp1b=$(vm_memstat $C$cg1 anon_thp)
-vm_check given-back "given back (metric) $(vm_mib $given) of $(vm_mib $waste) MiB planted waste in $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s; anon_thp $(vm_mib $thp1) -> $(vm_mib $thp1b) MiB" \
-	[ $((given * 100)) -ge $((waste * 95)) -a "$thp1b" -le $((thp1 / 4)) ]
+# The kernel's word: the split may have come before the first read, so the twin (the same
+# workload, no policy) stands for the THPs db-0 had.
+vm_check given-back "given back (metric) $(vm_mib $given) of $(vm_mib $waste) MiB planted waste $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s after the checks; anon_thp $(vm_mib $thp1) -> $(vm_mib $thp1b) MiB (its twin web-0: $(vm_mib $thp2) MiB)" \
+	[ $((given * 100)) -ge $((waste * 95)) -a "$thp2" -ge $((32 * 2097152)) -a "$thp1b" -le $((thp2 / 4)) ]
 vm_check container-info "${info:-no thpshrink_container_info for $cg1}" \
 	sh -c "echo '$info' | grep -q 'container=\"$CTR1\",policy=\"cd-split\"'"
 mc2b=$(vm_mem_current $C$cg2) thp2b=$(vm_memstat $C$cg2 anon_thp)
@@ -258,5 +263,5 @@ cd_stop
 find /sys/fs/cgroup/kubepods -depth -type d -exec rmdir {} \; 2>/dev/null
 umount -l $R /cd-ro 2>/dev/null
 grep -E 'NRI|warn|error' $D/nri.log | tail -12 | sed 's/^/# nri: /' | cut -c1-240
-grep -i -E 'shutdown|signal|nri' $D/containerd.log | tail -8 | sed 's/^/# containerd: /' | cut -c1-240
+grep -i -E 'booted in|signal|stop|nri' $D/containerd.log | tail -8 | sed 's/^/# containerd: /' | cut -c1-240
 cd_took
