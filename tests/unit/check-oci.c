@@ -289,6 +289,42 @@ START_TEST(test_annotations_control)
 }
 END_TEST
 
+/* CRI-O's io.kubernetes.* annotations: kept as given for the hook to validate; a NUL or a
+ * control character in any drops that one value and flags it. */
+START_TEST(test_state_k8s_annotations)
+{
+	struct thps_oci_state s;
+
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":{"
+						"\"io.kubernetes.pod.namespace\":\"batch\","
+						"\"io.kubernetes.pod.name\":\"web-7d9f\","
+						"\"io.kubernetes.pod.uid\":\"0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b\","
+						"\"io.kubernetes.container.name\":\"App\"}}"),
+					      &s),
+			 0);
+	ck_assert_str_eq(s.k8s_namespace, "batch");
+	ck_assert_str_eq(s.pod, "web-7d9f");
+	ck_assert_str_eq(s.pod_uid, "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b");
+	ck_assert_str_eq(s.container, "App"); /* as given: the hook refuses it */
+	ck_assert(!s.k8s_refused);
+	thps_oci_state_free(&s);
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":{"
+						"\"io.kubernetes.pod.namespace\":\"batch\\u0000x\","
+						"\"io.kubernetes.pod.name\":\"web\"}}"),
+					      &s),
+			 0);
+	ck_assert_ptr_null(s.k8s_namespace);
+	ck_assert_str_eq(s.pod, "web");
+	ck_assert(s.k8s_refused);
+	thps_oci_state_free(&s);
+	/* a wrong type is a malformed state, as for the thpshrink annotations */
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":{"
+						"\"io.kubernetes.pod.namespace\":7}}"),
+					      &s),
+			 -EBADMSG);
+}
+END_TEST
+
 /* The Kubernetes identity thpshrink-nri adds: written, read back, bounded and validated. */
 START_TEST(test_registration_identity)
 {
@@ -611,6 +647,7 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_proc_cgroup);
 	tcase_add_test(tc, test_proc_stat_starttime);
 	tcase_add_test(tc, test_annotations_control);
+	tcase_add_test(tc, test_state_k8s_annotations);
 	tcase_add_test(tc, test_registration_roundtrip);
 	tcase_add_test(tc, test_registration_identity);
 	tcase_add_test(tc, test_registration_covering);
