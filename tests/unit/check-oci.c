@@ -220,10 +220,18 @@ START_TEST(test_proc_cgroup)
 	ck_assert_str_eq(buf, "/c");
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/\n", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "/");
+	/* a process outside the reader's cgroup namespace (thpshrink-nri in a pod) */
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/../../kubepods.slice/x.scope\n", buf,
+						  sizeof(buf)),
+			 -EXDEV);
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/..\n", buf, sizeof(buf)), -EXDEV);
+	/* a cgroup named "..x" is a name like any */
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/..x\n", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/..x");
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("12:memory:/a\n", buf, sizeof(buf)), -ENODATA);
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("", buf, sizeof(buf)), -ENODATA);
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/gone (deleted)\n", buf, sizeof(buf)), -EINVAL);
-	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/../x\n", buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/a/../x\n", buf, sizeof(buf)), -EINVAL);
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::relative\n", buf, sizeof(buf)), -EINVAL);
 }
 END_TEST
