@@ -13,6 +13,11 @@
 /* The annotations a container may carry. */
 #define THPS_ANN_POLICY "io.thpshrink.policy"
 #define THPS_ANN_MODE	"io.thpshrink.mode"
+/* What CRI-O (and podman, where given) puts in a Kubernetes container's OCI annotations. */
+#define THPS_ANN_K8S_NAMESPACE "io.kubernetes.pod.namespace"
+#define THPS_ANN_K8S_POD       "io.kubernetes.pod.name"
+#define THPS_ANN_K8S_POD_UID   "io.kubernetes.pod.uid"
+#define THPS_ANN_K8S_CONTAINER "io.kubernetes.container.name"
 
 enum thps_oci_stage {
 	THPS_OCI_STAGE_NONE,

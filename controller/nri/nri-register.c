@@ -52,10 +52,18 @@ static int find_cgroup(const struct thps_ctx *ctx, const struct thps_nri_contain
 			r = thps_proc_cgroup_v2_path(text, buf, size);
 		if (r >= 0)
 			return 0;
-		log_warning_errno(r,
-				  "Container %s: no cgroup v2 path for pid %u (%m), trying its "
+		/* In a pod (the DaemonSet) the plugin has its own cgroup namespace: every other
+		 * container's path reads "/../..". The runtime's cgroups path is as good there. */
+		if (r == -EXDEV)
+			log_debug("Container %s: pid %u is outside our cgroup namespace, using its "
 				  "cgroups path",
 				  c->id, c->pid);
+		else
+			log_warning_errno(
+			    r,
+			    "Container %s: no cgroup v2 path for pid %u (%m), trying its "
+			    "cgroups path",
+			    c->id, c->pid);
 	}
 	/* containerd and CRI-O give Kubernetes' paths absolute or in systemd's form; a relative
 	 * one is taken from the root, as the runtime's own cgroup is not ours to know. */

@@ -220,10 +220,18 @@ START_TEST(test_proc_cgroup)
 	ck_assert_str_eq(buf, "/c");
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/\n", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "/");
+	/* a process outside the reader's cgroup namespace (thpshrink-nri in a pod) */
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/../../kubepods.slice/x.scope\n", buf,
+						  sizeof(buf)),
+			 -EXDEV);
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/..\n", buf, sizeof(buf)), -EXDEV);
+	/* a cgroup named "..x" is a name like any */
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/..x\n", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/..x");
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("12:memory:/a\n", buf, sizeof(buf)), -ENODATA);
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("", buf, sizeof(buf)), -ENODATA);
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/gone (deleted)\n", buf, sizeof(buf)), -EINVAL);
-	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/../x\n", buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/a/../x\n", buf, sizeof(buf)), -EINVAL);
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::relative\n", buf, sizeof(buf)), -EINVAL);
 }
 END_TEST
@@ -286,6 +294,42 @@ START_TEST(test_annotations_control)
 	ck_assert_int_lt(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\\u0000b\"}"), &s), 0);
 	ck_assert(thps_oci_value_clean(S("ok")));
 	ck_assert(!thps_oci_value_clean("a\0b", 3));
+}
+END_TEST
+
+/* CRI-O's io.kubernetes.* annotations: kept as given for the hook to validate; a NUL or a
+ * control character in any drops that one value and flags it. */
+START_TEST(test_state_k8s_annotations)
+{
+	struct thps_oci_state s;
+
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":{"
+						"\"io.kubernetes.pod.namespace\":\"batch\","
+						"\"io.kubernetes.pod.name\":\"web-7d9f\","
+						"\"io.kubernetes.pod.uid\":\"0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b\","
+						"\"io.kubernetes.container.name\":\"App\"}}"),
+					      &s),
+			 0);
+	ck_assert_str_eq(s.k8s_namespace, "batch");
+	ck_assert_str_eq(s.pod, "web-7d9f");
+	ck_assert_str_eq(s.pod_uid, "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b");
+	ck_assert_str_eq(s.container, "App"); /* as given: the hook refuses it */
+	ck_assert(!s.k8s_refused);
+	thps_oci_state_free(&s);
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":{"
+						"\"io.kubernetes.pod.namespace\":\"batch\\u0000x\","
+						"\"io.kubernetes.pod.name\":\"web\"}}"),
+					      &s),
+			 0);
+	ck_assert_ptr_null(s.k8s_namespace);
+	ck_assert_str_eq(s.pod, "web");
+	ck_assert(s.k8s_refused);
+	thps_oci_state_free(&s);
+	/* a wrong type is a malformed state, as for the thpshrink annotations */
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":{"
+						"\"io.kubernetes.pod.namespace\":7}}"),
+					      &s),
+			 -EBADMSG);
 }
 END_TEST
 
@@ -611,6 +655,7 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_proc_cgroup);
 	tcase_add_test(tc, test_proc_stat_starttime);
 	tcase_add_test(tc, test_annotations_control);
+	tcase_add_test(tc, test_state_k8s_annotations);
 	tcase_add_test(tc, test_registration_roundtrip);
 	tcase_add_test(tc, test_registration_identity);
 	tcase_add_test(tc, test_registration_covering);
