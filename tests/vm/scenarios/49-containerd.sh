@@ -7,9 +7,10 @@
 # containerd.sh's (a trixie mmdebstrap shared read-only over 9p, with tmpfs for /var, /run,
 # /tmp); the images are local (a static pause, busybox + thpshrink-bloat), imported with ctr.
 # Checks: the annotated pod in namespace batch is registered with its namespace, name, UID,
-# labels and container name, its policy (cd-split, matching its pod UID: policies do not match
-# namespaces yet) gives back its waste (memory.stat anon_thp), the unannotated pod of namespace
-# web is untouched, removing the pod removes its registration and series; pods start with
+# labels and container name, its policy (cd-split, matching namespace batch) gives back its
+# waste (memory.stat anon_thp and memory.current against its twin), the series name its
+# namespace, pod and container, the unannotated pod of namespace web is untouched, removing
+# the pod removes its registration and series; pods start with
 # thpshrinkd killed and with the plugin killed (their CRI times printed beside the baseline);
 # after a containerd restart the plugin registers again and a new pod is registered.
 # k612 only in make check-vm (vm_once; thps.containerd-all=1 adds k73): nothing here depends
@@ -124,11 +125,11 @@ REGS=/run/thpshrink/containers
 NRI_SOCK=$R/run/nri/nri.sock
 UID_DB=0b5e7c1a-1111-4a2b-9c3d-00000000db00
 UID_WEB=0b5e7c1a-2222-4a2b-9c3d-00000000eb00
-# The annotation names the policy; the policy's own selector (the pod's UID) says where it
-# may hold: every container NRI reports is registered, so match.container "*" would hold for
-# the unannotated pod too.
+# The annotation names the policy; the policy's own selector (the pod's namespace, which
+# only the operator sets) says where it may hold. Every container NRI reports is registered,
+# so 47-podman's match.container "*" would hold for the unannotated pod too.
 cat > $D/pol/10-cd-split.json <<JEOF
-{ "name": "cd-split", "match": { "pod_uid": "$UID_DB" }, "mode": "enforce", "action": "split",
+{ "name": "cd-split", "match": { "namespace": "batch" }, "mode": "enforce", "action": "split",
   "trigger": { "min_waste": "2M" }, "cooldown": "1s",
   "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
 JEOF
@@ -214,7 +215,9 @@ vm_check given-back "given back (metric) $(vm_mib $given) of $(vm_mib $waste) Mi
 	[ $((given * 100)) -ge $((waste * 95)) -a "$thp2" -ge $((32 * 2097152)) -a "$thp1b" -le $((thp2 / 8)) -a \
 		"$mc1b" -le $((mc2 - waste / 2)) ]
 vm_check container-info "${info:-no thpshrink_container_info for $cg1}" \
-	sh -c "echo '$info' | grep -q 'container=\"$CTR1\",policy=\"cd-split\"'"
+	sh -c "echo '$info' | grep -q 'container=\"$CTR1\",policy=\"cd-split\"' &&
+		echo '$info' | grep -q 'pod_namespace=\"batch\"' && echo '$info' | grep -q 'pod_name=\"db-0\"' &&
+		echo '$info' | grep -q 'container_name=\"pg\"'"
 mc2b=$(vm_mem_current $C$cg2) thp2b=$(vm_memstat $C$cg2 anon_thp)
 vm_check other-untouched "web-0 memory.current $mc2 -> $mc2b, anon_thp $thp2 -> $thp2b; splits logged on it: $(grep -c "cgroup '$cg2': split" $D/daemon.log)" \
 	[ "$thp2b" -ge "$thp2" -a "$thp2" -ge $((32 * 2097152)) -a "$(grep -c "cgroup '$cg2': split" $D/daemon.log)" = 0 ]
