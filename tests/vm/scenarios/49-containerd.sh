@@ -173,8 +173,12 @@ run_pod db-0 batch $UID_DB --label tier=db --label app=pg --container pg \
 rc1=$? POD1=$POD CTR1=$CTR PID1=$PID_ MS1=$MS LOG1=$LOG
 run_pod web-0 web $UID_WEB --label tier=web $BLOAT
 rc2=$? POD2=$POD CTR2=$CTR PID2=$PID_ LOG2=$LOG
+pods_ok() {
+	[ $rc1 = 0 ] && [ $rc2 = 0 ] && [ -n "$CTR1" ] && [ -n "$CTR2" ] && vm_num "$PID1" "$PID2" &&
+		[ "$PID1" -gt 1 ] && [ "$PID2" -gt 1 ]
+}
 vm_check pods-started "db-0 rc $rc1 ($MS1) pod ${POD1:-none} ctr ${CTR1:-none} pid ${PID1:-none}; web-0 rc $rc2 ctr ${CTR2:-none}: $(cat $D/db-0.err $D/web-0.err | tail -c 300 | tr '\n' ' ')" \
-	[ $rc1 = 0 -a $rc2 = 0 -a -n "$CTR1" -a -n "$CTR2" -a "${PID1:-0}" -gt 1 -a "${PID2:-0}" -gt 1 ]
+	pods_ok
 if [ $rc1 != 0 ] || [ $rc2 != 0 ] || [ -z "$CTR1" ] || [ -z "$CTR2" ]; then
 	tail -30 $D/containerd.log | sed 's/^/# /' | cut -c1-300
 	tail -10 $D/nri.log | sed 's/^/# nri: /' | cut -c1-300
@@ -201,22 +205,27 @@ mc2=$(vm_mem_current $C$cg2) thp2=$(vm_memstat $C$cg2 anon_thp) thp1=$(vm_memsta
 # The waste planted is what the kernel backed with THPs at fault time (READY's thp_backed:
 # 19 of 32 in one run here), 504 zero subpages each; fewer than 16 leaves nothing to judge.
 backed=$(grep -o 'thp_backed=[0-9]*' $LOG1 | head -1 | cut -d= -f2)
-waste=$((${backed:-0} * 504 * 4096)) given=0 info=
+waste= given=0 info=
+vm_num "$backed" && waste=$((backed * 504 * 4096))
 T0=$(vm_uptime)
 i=0
 while [ $i -lt $((INTERVAL * 3 * 10 + 100)) ]; do
 	given=$(vm_metric thpshrink_given_back_bytes_total "cgroup=\"$cg1\"")
 	info=$(vm_metrics | grep "^thpshrink_container_info{cgroup=\"$cg1\"")
-	[ $((given * 100)) -ge $((waste * 95)) ] && [ -n "$info" ] && break
+	[ -n "$waste" ] && [ $((given * 100)) -ge $((waste * 95)) ] && [ -n "$info" ] && break
 	sleep 0.1; i=$((i + 1))
 done
 T1=$(vm_uptime)
 thp1b=$(vm_memstat $C$cg1 anon_thp) mc1b=$(vm_mem_current $C$cg1)
 # The kernel's word: the split may have come before the first read, so the twin (the same
 # workload, no policy) stands for the THPs db-0 had.
-vm_check given-back "given back (metric) $(vm_mib $given) of $(vm_mib $waste) MiB planted waste (thp_backed=${backed:-none} of 32) $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s after the checks; anon_thp $(vm_mib $thp1) -> $(vm_mib $thp1b) MiB, memory.current $(vm_mib $mc1b) MiB (its twin web-0: anon_thp $(vm_mib $thp2), memory.current $(vm_mib $mc2) MiB)" \
-	[ "${backed:-0}" -ge 16 -a $((given * 100)) -ge $((waste * 95)) -a "$thp2" -ge $((32 * 2097152)) -a "$thp1b" -le $((thp2 / 8)) -a \
-		"$mc1b" -le $((mc2 - waste / 2)) ]
+given_ok() {
+	vm_num "$backed" "$given" "$thp2" "$thp1b" "$mc1b" "$mc2" && [ "$backed" -ge 16 ] &&
+		[ $((given * 100)) -ge $((waste * 95)) ] && [ "$thp2" -ge $((32 * 2097152)) ] &&
+		[ "$thp1b" -le $((thp2 / 8)) ] && [ "$mc1b" -le $((mc2 - waste / 2)) ]
+}
+vm_check given-back "given back (metric) $(vm_mib $given) of $(vm_mib $waste) MiB planted waste (thp_backed=$backed of 32) $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s after the checks; anon_thp $(vm_mib $thp1) -> $(vm_mib $thp1b) MiB, memory.current $(vm_mib $mc1b) MiB (its twin web-0: anon_thp $(vm_mib $thp2), memory.current $(vm_mib $mc2) MiB)" \
+	given_ok
 vm_check container-info "${info:-no thpshrink_container_info for $cg1}" \
 	sh -c "echo '$info' | grep -q 'container=\"$CTR1\",policy=\"cd-split\"' &&
 		echo '$info' | grep -q 'pod_namespace=\"batch\"' && echo '$info' | grep -q 'pod_name=\"db-0\"' &&
