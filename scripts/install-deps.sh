@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # install-deps.sh build|test — installs what thpshrink needs from Debian 12's packages.
 #   build: compiler, autotools and the libraries the programs link: enough for
-#          `./configure && make` (quick-start command 1).
+#          `./configure && make` (quick-start command 1); with the optional protobuf-c
+#          library and compiler, which configure needs only for thpshrink-nri (the NRI plugin).
 #   test:  build + scdoc for the man pages (`make man`; `make check` lints them) and what the
 #          test suites use (Check, python3-jsonschema, qemu and busybox for
 #          the real-kernel VM tests, prometheus/promtool, crun, redis, clang for fuzzing, clang-format
@@ -15,13 +16,15 @@ set -eu
 what=${1:-build}
 BUILD="build-essential autoconf automake libtool pkg-config libjson-c-dev
        libmnl-dev libsystemd-dev libmicrohttpd-dev libgnutls28-dev"
+# Optional: without them configure leaves out thpshrink-nri and says so.
+BUILD_OPTIONAL="libprotobuf-c-dev protobuf-c-compiler"
 TEST="scdoc check python3 python3-jsonschema python3-yaml qemu-system-x86 busybox-static cpio xz-utils zstd
       prometheus openssl crun redis-server redis-tools clang libclang-rt-14-dev clang-format valgrind curl
       ca-certificates procps iproute2 kmod file debhelper lintian mmdebstrap mandoc podman
       catatonit memcached golang-go default-jdk-headless nodejs gnuplot-nox"
 case "$what" in
-build) pkgs=$BUILD ;;
-test) pkgs="$BUILD $TEST" ;;
+build) pkgs="$BUILD $BUILD_OPTIONAL" ;;
+test) pkgs="$BUILD $BUILD_OPTIONAL $TEST" ;;
 *) echo "usage: $0 build|test" >&2; exit 2 ;;
 esac
 if [ "$(id -u)" != 0 ]; then

@@ -126,6 +126,34 @@ static void print_k8s(const char *cgroup)
 	       id.container_id);
 }
 
+/* The Kubernetes names of the registration covering the cgroup (status.json "identity"),
+ * which the namespace, pod, container_name and labels selectors matched against. */
+static void print_identity(json_object *found)
+{
+	json_object *id, *labels;
+	char a[4200], b[4200], c[4200];
+
+	if (!json_object_object_get_ex(found, "identity", &id) ||
+	    !json_object_is_type(id, json_type_object))
+		return;
+	printf("identity:          namespace %s, pod %s, container %s\n",
+	       *str(id, "namespace") ? clean(str(id, "namespace"), a, sizeof(a)) : "-",
+	       *str(id, "pod") ? clean(str(id, "pod"), b, sizeof(b)) : "-",
+	       *str(id, "container_name") ? clean(str(id, "container_name"), c, sizeof(c)) : "-");
+	if (!json_object_object_get_ex(id, "labels", &labels) ||
+	    !json_object_is_type(labels, json_type_object))
+		return;
+	printf("pod labels:       ");
+	json_object_object_foreach(labels, k, v)
+	{
+		if (!json_object_is_type(v, json_type_string))
+			continue;
+		printf(" %s=", clean(k, a, sizeof(a)));
+		printf("%s", clean(json_object_get_string(v), b, sizeof(b)));
+	}
+	printf("\n");
+}
+
 /* The promote step's word on the cgroup, when a promote policy matched it. */
 static void print_promote(json_object *found)
 {
@@ -156,6 +184,7 @@ static void print_entry(json_object *found, json_object *root)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	printf("cgroup:            %s\n", clean(str(found, "cgroup"), a, sizeof(a)));
 	print_k8s(str(found, "cgroup"));
+	print_identity(found);
 	printf("last pass:         %s\n", when);
 	printf("policy:            %s\n", *str(found, "policy")
 					      ? clean(str(found, "policy"), a, sizeof(a))

@@ -20,6 +20,7 @@
 #include "report-json.h"
 #include "report-text.h"
 #include "promote.h"
+#include "registrations.h"
 #include "report.h"
 #include "scan.h"
 #include "folios.h"
@@ -34,6 +35,7 @@ struct report_args {
 	uint64_t max_thps_per_sec;
 	unsigned lowutil_bucket;
 	const char *source;
+	const char *registrations_dir;
 };
 
 static void usage(FILE *f)
@@ -58,14 +60,34 @@ static void usage(FILE *f)
 	for (size_t i = 0; thps_sources[i]; i++)
 		fprintf(f, "%s%s", i ? ", " : "", thps_sources[i]->name);
 	fprintf(f, ")\n"
+		   "  --registrations-dir DIR the containers' registrations, whose Kubernetes "
+		   "names --json shows\n"
+		   "                          (default " THPS_REGISTRATIONS_DIR ")\n"
 		   "  -h, --help              show this help\n\n"
 		   "Exit status: 0 report printed, 1 the scan could not run (the message says "
 		   "why), 2 usage.\n");
 }
 
+/* The registrations whose names --json shows per cgroup: read-only, and a report without
+ * them is still a report (logged once). Returns list, or NULL when none could be read. */
+static const struct thps_registration_list *load_registrations(const char *dir,
+							       struct thps_registration_list *list)
+{
+	int r = thps_registrations_load_all(dir ? dir : THPS_REGISTRATIONS_DIR, NULL, NULL, list);
+
+	if (r < 0) {
+		log_warning_errno(r,
+				  "Failed to read the registrations in '%s', no Kubernetes names "
+				  "in the report: %m",
+				  dir ? dir : THPS_REGISTRATIONS_DIR);
+		return NULL;
+	}
+	return list;
+}
+
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
-	enum { OPT_CGROUP = 0x100, OPT_PID, OPT_RATE, OPT_BUCKET, OPT_SOURCE, OPT_JSON };
+	enum { OPT_CGROUP = 0x100, OPT_PID, OPT_RATE, OPT_BUCKET, OPT_SOURCE, OPT_JSON, OPT_REGS };
 	static const struct option options[] = {
 	    {"json", no_argument, NULL, OPT_JSON},
 	    {"cgroup", required_argument, NULL, OPT_CGROUP},
@@ -73,6 +95,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	    {"max-thps-per-sec", required_argument, NULL, OPT_RATE},
 	    {"lowutil-bucket", required_argument, NULL, OPT_BUCKET},
 	    {"source", required_argument, NULL, OPT_SOURCE},
+	    {"registrations-dir", required_argument, NULL, OPT_REGS},
 	    {"help", no_argument, NULL, 'h'},
 	    {}};
 	uint64_t v;
@@ -130,6 +153,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				return -EINVAL;
 			}
 			a->source = optarg;
+			break;
+		case OPT_REGS:
+			a->registrations_dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -316,6 +342,7 @@ int thps_cli_report(int argc, char **argv)
 	struct thps_scan_opts so = {};
 	struct thps_geometry geom;
 	struct thps_scan scan;
+	struct thps_registration_list regs = {0};
 	struct thps_ctx ctx;
 	char mode[32], mthp[512];
 	size_t n_st;
@@ -366,6 +393,8 @@ int thps_cli_report(int argc, char **argv)
 	ro.cgroup = a.cgroup;
 	ro.sources = st;
 	ro.n_sources = n_st;
+	if (a.json)
+		ro.regs = load_registrations(a.registrations_dir, &regs);
 
 	so.pid = a.pid;
 	so.cgroup = a.cgroup;
@@ -387,5 +416,6 @@ int thps_cli_report(int argc, char **argv)
 			log_error_errno(r, "Failed to write the report: %m");
 	}
 	thps_scan_free(&scan);
+	thps_registration_list_free(&regs);
 	return r < 0 ? 1 : 0;
 }

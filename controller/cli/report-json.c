@@ -7,6 +7,7 @@
 
 #include "k8s.h"
 #include "macro.h"
+#include "registrations.h"
 #include "text.h"
 #include "report-json.h"
 
@@ -129,13 +130,55 @@ static void json_k8s(FILE *f, const char *path, const char *ind)
 	fprintf(f, ", \"qos_class\": \"%s\"},\n", thps_k8s_qos_name(id.qos));
 }
 
-static void json_cgroup(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c,
-			unsigned cut, bool last)
+/* "identity": {...}, the names of the registration covering the cgroup (registrations.h:
+ * validated Kubernetes names, at most 16 labels); nothing when none tells any. */
+static void json_identity(FILE *f, const struct thps_registration_list *regs, const char *path,
+			  const char *ind)
 {
+	const struct thps_registration *g = regs ? thps_registration_covering(regs, path) : NULL;
+	const char *sep = "";
+
+	if (!g || (!g->k8s_namespace[0] && !g->pod[0] && !g->container[0] && !g->n_labels))
+		return;
+	fprintf(f, "%s\"identity\": {", ind);
+	if (g->k8s_namespace[0]) {
+		fputs("\"namespace\": ", f);
+		thps_json_string(f, g->k8s_namespace);
+		sep = ", ";
+	}
+	if (g->pod[0]) {
+		fprintf(f, "%s\"pod\": ", sep);
+		thps_json_string(f, g->pod);
+		sep = ", ";
+	}
+	if (g->container[0]) {
+		fprintf(f, "%s\"container_name\": ", sep);
+		thps_json_string(f, g->container);
+		sep = ", ";
+	}
+	if (g->n_labels) {
+		fprintf(f, "%s\"labels\": {", sep);
+		for (size_t i = 0; i < g->n_labels && i < THPS_REGISTRATION_LABELS_MAX; i++) {
+			fputs(i ? ", " : "", f);
+			thps_json_string(f, g->labels[i].key);
+			fputs(": ", f);
+			thps_json_string(f, g->labels[i].value);
+		}
+		fputs("}", f);
+	}
+	fputs("},\n", f);
+}
+
+static void json_cgroup(FILE *f, const struct thps_scan *scan, const struct thps_cgroup_stats *c,
+			const struct thps_report_opts *opts, bool last)
+{
+	unsigned cut = opts->lowutil_max_bucket;
+
 	fputs("    {\n      \"path\": ", f);
 	thps_json_string(f, c->path);
 	fprintf(f, ",\n      \"ino\": %" PRIu64 ",\n", c->ino);
 	json_k8s(f, c->path, "      ");
+	json_identity(f, opts->regs, c->path, "      ");
 	fputs("      \"memory_current\": ", f);
 	json_u64_or_null(f, c->have_memstat, c->memory_current);
 	fputs(",\n      \"anon_thp_bytes\": ", f);
@@ -243,7 +286,7 @@ int thps_report_json(FILE *f, const struct thps_scan *scan, const struct thps_re
 	fprintf(f, "},\n  \"lowutil_max_bucket\": %u,\n", opts->lowutil_max_bucket);
 	fputs(n ? "  \"cgroups\": [\n" : "  \"cgroups\": [],\n", f);
 	for (ssize_t i = 0; i < n; i++)
-		json_cgroup(f, scan, order[i], opts->lowutil_max_bucket, i + 1 == n);
+		json_cgroup(f, scan, order[i], opts, i + 1 == n);
 	if (n)
 		fputs("  ],\n", f);
 	fputs("  \"total\": {\n", f);

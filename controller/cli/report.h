@@ -14,6 +14,8 @@
 
 #define THPS_REPORT_REASON_MAX 256
 
+struct thps_registration_list;
+
 /* One source's answer to probe(), as the report shows it. */
 struct thps_source_status {
 	const char *name; /* static, from the plugin table */
@@ -30,6 +32,9 @@ struct thps_report_opts {
 	const char *cgroup;	     /* filter the scan used, NULL = none */
 	const struct thps_source_status *sources;
 	size_t n_sources;
+	/* registrations: a cgroup's names (namespace, pod, container, labels) in the JSON
+	 * "identity"; NULL = none read */
+	const struct thps_registration_list *regs;
 };
 
 /* Asks every source of the NULL-terminated table whether it is usable here. A probe that fails

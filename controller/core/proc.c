@@ -29,6 +29,8 @@ int thps_proc_cgroup_v2_path(const char *text, char *buf, size_t size)
 			 * path. */
 			if (pn > strlen(del) && !strcmp(tmp + pn - strlen(del), del))
 				return -EINVAL;
+			if (!strcmp(tmp, "/..") || !strncmp(tmp, "/../", 4))
+				return -EXDEV;
 			if (!thps_cgroup_path_valid(tmp))
 				return -EINVAL;
 			if (pn >= size)

@@ -7,7 +7,9 @@
 #include <sys/types.h>
 
 /* Finds the cgroup v2 line "0::/path" of a /proc/PID/cgroup text. Returns 0, -ENODATA when
- * there is no v2 line, -EINVAL when its path is not valid, -ENAMETOOLONG. */
+ * there is no v2 line, -EXDEV when the process is outside the reader's cgroup namespace (the
+ * kernel writes "/.." for each level above the reader's root), -EINVAL when its path is not
+ * valid, -ENAMETOOLONG. */
 int thps_proc_cgroup_v2_path(const char *text, char *buf, size_t size);
 
 /* Field 22 (starttime, clock ticks since boot) of a /proc/PID/stat text.

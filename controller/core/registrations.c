@@ -17,6 +17,7 @@
 
 #include "fileio.h"
 #include "json.h"
+#include "k8s.h"
 #include "macro.h"
 #include "proc.h"
 #include "registrations.h"
@@ -72,10 +73,30 @@ static bool status_valid(const char *s)
 	       !strcmp(s, "stopped") || !strcmp(s, "unknown");
 }
 
+static bool labels_valid(const struct thps_registration *r)
+{
+	if (r->n_labels > THPS_REGISTRATION_LABELS_MAX)
+		return false;
+	for (size_t i = 0; i < r->n_labels; i++)
+		if (!thps_k8s_label_key_valid(r->labels[i].key) ||
+		    !thps_k8s_label_value_valid(r->labels[i].value) ||
+		    (i > 0 && strcmp(r->labels[i - 1].key, r->labels[i].key) >= 0))
+			return false;
+	return true;
+}
+
+static bool identity_valid(const struct thps_registration *r)
+{
+	return (!r->k8s_namespace[0] || thps_k8s_dns_label_valid(r->k8s_namespace)) &&
+	       (!r->pod[0] || thps_k8s_subdomain_valid(r->pod)) &&
+	       (!r->pod_uid[0] || thps_k8s_uid_valid(r->pod_uid)) &&
+	       (!r->container[0] || thps_k8s_dns_label_valid(r->container)) && labels_valid(r);
+}
+
 static bool registration_valid(const struct thps_registration *r)
 {
-	return thps_oci_id_valid(r->id) && thps_cgroup_path_valid(r->cgroup) && r->pid >= 0 &&
-	       (!r->policy[0] || thps_policy_name_valid(r->policy)) &&
+	return identity_valid(r) && thps_oci_id_valid(r->id) && thps_cgroup_path_valid(r->cgroup) &&
+	       r->pid >= 0 && (!r->policy[0] || thps_policy_name_valid(r->policy)) &&
 	       (!r->mode[0] || thps_mode_normalize(r->mode)) && created_valid(r->created) &&
 	       status_valid(r->status) &&
 	       (!r->stage[0] || thps_oci_stage_from_string(r->stage) != THPS_OCI_STAGE_NONE);
@@ -105,6 +126,22 @@ int thps_registration_to_json(const struct thps_registration *r, char **ret)
 	json_object_object_add(o, "status", json_object_new_string(r->status));
 	if (r->stage[0])
 		json_object_object_add(o, "stage", json_object_new_string(r->stage));
+	if (r->k8s_namespace[0])
+		json_object_object_add(o, "namespace", json_object_new_string(r->k8s_namespace));
+	if (r->pod[0])
+		json_object_object_add(o, "pod", json_object_new_string(r->pod));
+	if (r->pod_uid[0])
+		json_object_object_add(o, "pod_uid", json_object_new_string(r->pod_uid));
+	if (r->container[0])
+		json_object_object_add(o, "container", json_object_new_string(r->container));
+	if (r->n_labels > 0) {
+		struct json_object *l = json_object_new_object();
+
+		for (size_t i = 0; l && i < r->n_labels; i++)
+			json_object_object_add(l, r->labels[i].key,
+					       json_object_new_string(r->labels[i].value));
+		json_object_object_add(o, "labels", l);
+	}
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 						  JSON_C_TO_STRING_NOSLASHESCAPE);
 	d = s ? malloc(strlen(s) + 2) : NULL;
@@ -136,6 +173,33 @@ static int copy_str(struct json_object *v, char *dst, size_t size)
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			return -EBADMSG;
 	strcpy(dst, s);
+	return 0;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct thps_registration_label *)a)->key,
+		      ((const struct thps_registration_label *)b)->key);
+}
+
+/* The "labels" object: at most THPS_REGISTRATION_LABELS_MAX string members (json-c keeps the
+ * last of a duplicated key); kept sorted by key, as the writer writes them. */
+static int labels_from_json(struct json_object *o, struct thps_registration *r)
+{
+	if (!json_object_is_type(o, json_type_object) ||
+	    json_object_object_length(o) > THPS_REGISTRATION_LABELS_MAX)
+		return -EBADMSG;
+	r->n_labels = 0;
+	json_object_object_foreach(o, key, v)
+	{
+		struct thps_registration_label *l = &r->labels[r->n_labels];
+
+		if (strlen(key) >= sizeof(l->key) || copy_str(v, l->value, sizeof(l->value)) < 0)
+			return -EBADMSG;
+		strcpy(l->key, key);
+		r->n_labels++;
+	}
+	qsort(r->labels, r->n_labels, sizeof(r->labels[0]), label_cmp);
 	return 0;
 }
 
@@ -198,6 +262,22 @@ int thps_registration_from_json(const char *buf, size_t len, struct thps_registr
 			seen |= 64;
 		} else if (!strcmp(key, "stage")) {
 			if (copy_str(v, r.stage, sizeof(r.stage)) < 0 || !r.stage[0])
+				goto bad;
+		} else if (!strcmp(key, "namespace")) {
+			if (copy_str(v, r.k8s_namespace, sizeof(r.k8s_namespace)) < 0 ||
+			    !r.k8s_namespace[0])
+				goto bad;
+		} else if (!strcmp(key, "pod")) {
+			if (copy_str(v, r.pod, sizeof(r.pod)) < 0 || !r.pod[0])
+				goto bad;
+		} else if (!strcmp(key, "pod_uid")) {
+			if (copy_str(v, r.pod_uid, sizeof(r.pod_uid)) < 0 || !r.pod_uid[0])
+				goto bad;
+		} else if (!strcmp(key, "container")) {
+			if (copy_str(v, r.container, sizeof(r.container)) < 0 || !r.container[0])
+				goto bad;
+		} else if (!strcmp(key, "labels")) {
+			if (labels_from_json(v, &r) < 0)
 				goto bad;
 		} else
 			goto bad; /* unknown keys are errors: the schema has additionalProperties

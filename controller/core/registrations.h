@@ -3,6 +3,9 @@
  * (atomically) and read by the daemon (at start, on inotify events, and in its GC pass).
  * The format is schemas/registration.schema.json; both sides validate with the same code.
  *
+ * thpshrink-nri writes the same files, adding the pod's namespace, name, UID and labels and the
+ * container's name (optional keys: a file without them is the hook's and stays valid).
+ *
  * Daemon use (sd-event):
  *   start:  thps_registrations_dir_ensure(dir); fd = thps_registrations_watch(dir);
  *           sd_event_add_io(e, &src, fd, EPOLLIN, on_io, m);   (watch before loading: no gap)
@@ -23,6 +26,13 @@
 #define THPS_REGISTRATION_MAX	  (16 * 1024) /* a bigger file is refused */
 #define THPS_REGISTRATION_VERSION 1
 
+#define THPS_REGISTRATION_LABELS_MAX 16 /* pod labels kept; the plugin logs the rest */
+
+struct thps_registration_label {
+	char key[THPS_K8S_LABEL_KEY_MAX + 1];
+	char value[THPS_K8S_LABEL_MAX + 1];
+};
+
 struct thps_registration {
 	char id[THPS_OCI_ID_MAX + 1];
 	char cgroup[THPS_CGROUP_PATH_MAX];  /* below the cgroup2 root, starts with '/' */
@@ -33,6 +43,13 @@ struct thps_registration {
 	char created[32];		    /* RFC 3339 UTC, e.g. 2026-12-03T05:46:40Z */
 	char status[16];		    /* OCI status when written: creating|created|running */
 	char stage[24];			    /* hook stage that wrote it */
+	/* Kubernetes identity, where the runtime tells it (the NRI plugin); "" / 0 = not told. */
+	char k8s_namespace[THPS_K8S_LABEL_MAX + 1];
+	char pod[THPS_K8S_SUBDOMAIN_MAX + 1];
+	char pod_uid[THPS_K8S_LABEL_MAX + 1];
+	char container[THPS_K8S_LABEL_MAX + 1];
+	size_t n_labels; /* pod labels, sorted by key, keys unique */
+	struct thps_registration_label labels[THPS_REGISTRATION_LABELS_MAX];
 };
 
 struct thps_registration_list {

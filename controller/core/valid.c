@@ -113,3 +113,47 @@ bool thps_cgroup_path_valid(const char *p)
 	}
 	return true;
 }
+
+static bool alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* s is 1..max bytes of alphanumerics and the bytes of extra, alphanumeric at both ends. */
+static bool name_shaped(const char *s, size_t max, const char *extra, bool lower)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strlen(s);
+	if (n == 0 || n > max || !alnum(s[0]) || !alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (lower && s[i] >= 'A' && s[i] <= 'Z')
+			return false;
+		if (!alnum(s[i]) && !strchr(extra, s[i]))
+			return false;
+	}
+	return true;
+}
+
+bool thps_k8s_dns_label_valid(const char *s)
+{
+	return name_shaped(s, THPS_K8S_LABEL_MAX, "-", true);
+}
+
+bool thps_k8s_subdomain_valid(const char *s)
+{
+	return name_shaped(s, THPS_K8S_SUBDOMAIN_MAX, "-.", true) && !strstr(s, "..");
+}
+
+bool thps_k8s_label_key_valid(const char *s)
+{
+	return name_shaped(s, THPS_K8S_LABEL_KEY_MAX, "-_./", false);
+}
+
+bool thps_k8s_label_value_valid(const char *s)
+{
+	return s && (!s[0] || name_shaped(s, THPS_K8S_LABEL_MAX, "-_.", false));
+}

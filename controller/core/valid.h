@@ -13,6 +13,11 @@
 /* The annotations a container may carry. */
 #define THPS_ANN_POLICY "io.thpshrink.policy"
 #define THPS_ANN_MODE	"io.thpshrink.mode"
+/* What CRI-O (and podman, where given) puts in a Kubernetes container's OCI annotations. */
+#define THPS_ANN_K8S_NAMESPACE "io.kubernetes.pod.namespace"
+#define THPS_ANN_K8S_POD       "io.kubernetes.pod.name"
+#define THPS_ANN_K8S_POD_UID   "io.kubernetes.pod.uid"
+#define THPS_ANN_K8S_CONTAINER "io.kubernetes.container.name"
 
 enum thps_oci_stage {
 	THPS_OCI_STAGE_NONE,
@@ -46,3 +51,16 @@ bool thps_cgroup_path_safe(const char *p);
 /* 1 if p is a cgroup path we store: starts with '/', no "." or ".." component, no "//",
  * printable ASCII without spaces-like controls, shorter than THPS_CGROUP_PATH_MAX. */
 bool thps_cgroup_path_valid(const char *p);
+
+/* Kubernetes names a runtime tells (NRI), bounded as the API server bounds them. */
+#define THPS_K8S_LABEL_MAX     63  /* a namespace or container name (DNS label), a label value */
+#define THPS_K8S_SUBDOMAIN_MAX 253 /* a pod name (DNS subdomain) */
+#define THPS_K8S_LABEL_KEY_MAX 127 /* a label key we keep ([prefix/]name; the API allows 317) */
+/* 1 if s is a DNS label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 bytes. */
+bool thps_k8s_dns_label_valid(const char *s);
+/* 1 if s is a DNS subdomain: dot-separated DNS labels, at most 253 bytes. */
+bool thps_k8s_subdomain_valid(const char *s);
+/* 1 if s is a label key we keep: [A-Za-z0-9_./-]{1,127} starting and ending alphanumeric. */
+bool thps_k8s_label_key_valid(const char *s);
+/* 1 if s is a label value: empty, or [A-Za-z0-9_.-]{1,63} starting and ending alphanumeric. */
+bool thps_k8s_label_value_valid(const char *s);

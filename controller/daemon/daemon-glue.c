@@ -135,8 +135,7 @@ void dglue_choose(const struct dglue_policies *p, const char *cgroup,
 	struct thps_choice c;
 	int n = 0;
 
-	thps_policy_choose(p ? p->set : NULL, reg ? reg->cgroup : cgroup, reg ? reg->id : NULL,
-			   reg ? reg->policy : NULL, reg ? reg->mode : NULL, &c);
+	thps_policy_choose_reg(p ? p->set : NULL, reg ? reg->cgroup : cgroup, reg, &c);
 	memset(ret, 0, sizeof(*ret));
 	snprintf(ret->policy, sizeof(ret->policy), "%s", c.policy->name);
 	ret->pol = c.policy;
@@ -146,6 +145,12 @@ void dglue_choose(const struct dglue_policies *p, const char *cgroup,
 			     "policy '%s' named by the container's annotation not applied: its "
 			     "match excludes the container",
 			     reg->policy);
+	else if (c.refused == THPS_CHOICE_NAMESPACE)
+		n = snprintf(
+		    ret->refused, sizeof(ret->refused),
+		    "policy '%s' named by the container's annotation not applied: it has no "
+		    "namespace selector, and policy '%s' for the container's namespace does",
+		    reg->policy, c.policy->name);
 	else if (c.refused == THPS_CHOICE_UNKNOWN_POLICY)
 		n = snprintf(ret->refused, sizeof(ret->refused),
 			     "policy '%s' named by the container's annotation is not loaded",

@@ -91,6 +91,7 @@ struct selected {
 	uint64_t score; /* low-util waste + partially mapped bytes */
 	bool counters;	/* has action, re-collapse or container series */
 	bool keep;
+	const struct thps_metrics_container *ctr; /* the registration covering it, or NULL */
 };
 
 struct selection {
@@ -143,8 +144,10 @@ static int select_cgroups(const struct thps_metrics_input *in, size_t max, struc
 		sel_add(&s, in->actions[i].cgroup, 0, 0, true);
 	for (size_t i = 0; i < in->n_recollapsed; i++)
 		sel_add(&s, in->recollapsed[i].cgroup, 0, 0, true);
-	for (size_t i = 0; i < in->n_containers; i++)
+	for (size_t i = 0; i < in->n_containers; i++) {
 		sel_add(&s, in->containers[i].cgroup, 0, 0, true);
+		s.v[s.n - 1].ctr = &in->containers[i];
+	}
 	for (size_t i = 0; i < in->n_promoted; i++)
 		sel_add(&s, in->promoted[i].cgroup, in->promoted[i].ino, 0, true);
 	qsort(s.v, s.n, sizeof(*s.v), cmp_sel_path);
@@ -154,6 +157,7 @@ static int select_cgroups(const struct thps_metrics_input *in, size_t max, struc
 			d->ino = d->ino ? d->ino : s.v[i].ino;
 			d->score = MAX(d->score, s.v[i].score);
 			d->counters = d->counters || s.v[i].counters;
+			d->ctr = d->ctr ? d->ctr : s.v[i].ctr;
 			continue;
 		}
 		s.v[j++] = s.v[i];
@@ -572,6 +576,22 @@ static void promoted(struct out *o, const struct thps_metrics_input *in)
 	}
 }
 
+/* Writes the Kubernetes names a registration carries as labels after the inode ("" where
+ * unknown or NULL, so every series of a family has the same labels). Named pod_namespace and
+ * pod_name, not namespace and pod: Prometheus' Kubernetes discovery gives those to the target
+ * (thpshrinkd's own pod) and would rename ours. Pod labels are not exported: kube-state-metrics'
+ * kube_pod_labels has them, joined on namespace and pod. */
+static void put_identity(struct out *o, const struct thps_metrics_container *c)
+{
+	put(o, ",pod_namespace=\"");
+	put_label(o, c && c->k8s_namespace ? c->k8s_namespace : "");
+	put(o, "\",pod_name=\"");
+	put_label(o, c && c->pod ? c->pod : "");
+	put(o, "\",container_name=\"");
+	put_label(o, c && c->container_name ? c->container_name : "");
+	put(o, "\"");
+}
+
 /* One series per registration, but at most max of them: registrations are files anyone who
  * can run a container makes, and many may name the same exported cgroup (a pod's), so the
  * cgroup bound alone does not bound this family. */
@@ -581,10 +601,12 @@ static void containers(struct out *o, const struct thps_metrics_input *in, size_
 
 	family(o, "thpshrink_container_info", "gauge",
 	       "A registered container and its cgroup; always 1. Join on cgroup for the container "
-	       "id.");
+	       "id; pod_namespace, pod_name and container_name where the registration tells "
+	       "them.");
 	for (size_t i = 0; i < in->n_containers && n < max; i++) {
 		if (!cgroup_series(o, "thpshrink_container_info", in->containers[i].cgroup))
 			continue;
+		put_identity(o, &in->containers[i]);
 		put(o, ",container=\"");
 		put_label(o, in->containers[i].id);
 		put(o, "\",policy=\"");
@@ -603,9 +625,11 @@ static void containers(struct out *o, const struct thps_metrics_input *in, size_
  * like every per-cgroup family; the labels come only from text that matched their pattern. */
 static void k8s_info(struct out *o)
 {
-	family(o, "thpshrink_cgroup_info", "gauge",
-	       "Kubernetes identity of a cgroup from kubelet's cgroup layout; always 1. Join on "
-	       "cgroup, or with kube_pod_info on pod_uid = uid.");
+	family(
+	    o, "thpshrink_cgroup_info", "gauge",
+	    "Kubernetes identity of a cgroup from kubelet's cgroup layout, with the pod namespace, "
+	    "pod name and container name of the registration covering it (\"\" where none "
+	    "tells them); always 1. Join on cgroup, or with kube_pod_info on pod_uid = uid.");
 	for (size_t i = 0; i < o->sel->n; i++) {
 		const struct selected *e = &o->sel->v[i];
 		struct thps_k8s_id id;
@@ -614,10 +638,10 @@ static void k8s_info(struct out *o)
 			continue;
 		put(o, "thpshrink_cgroup_info{cgroup=\"");
 		put_label(o, e->path);
-		put(o,
-		    "\",inode=\"%" PRIu64
-		    "\",pod_uid=\"%s\",container_id=\"%s\",qos_class=\"%s\"} 1\n",
-		    e->ino, id.pod_uid, id.container_id, thps_k8s_qos_name(id.qos));
+		put(o, "\",inode=\"%" PRIu64 "\"", e->ino);
+		put_identity(o, e->ctr);
+		put(o, ",pod_uid=\"%s\",container_id=\"%s\",qos_class=\"%s\"} 1\n", id.pod_uid,
+		    id.container_id, thps_k8s_qos_name(id.qos));
 	}
 }
 

@@ -45,6 +45,8 @@ struct thps_metrics_container {
 	const char *cgroup;
 	const char *id;
 	const char *policy; /* the policy the engine applied; "" before a decision */
+	/* the registration's Kubernetes identity; "" where not told */
+	const char *k8s_namespace, *pod, *container_name; /* NULL = "" */
 };
 
 /* A per-cgroup counter: THPs khugepaged rebuilt after the daemon split them (recollapse.h). */

@@ -62,6 +62,31 @@ static json_object *status_k8s(const char *path)
 	return o;
 }
 
+/* {"namespace", "pod", "container_name", "labels": {...}}: the Kubernetes names of the
+ * registration covering the cgroup, each only where it tells it; NULL when it tells none.
+ * Bounded as the registration is (valid names, at most THPS_REGISTRATION_LABELS_MAX labels). */
+static json_object *status_identity(const struct thps_registration *g)
+{
+	json_object *o, *labels;
+
+	if (!g || (!g->k8s_namespace[0] && !g->pod[0] && !g->container[0] && !g->n_labels) ||
+	    !(o = json_object_new_object()))
+		return NULL;
+	if (g->k8s_namespace[0])
+		json_object_object_add(o, "namespace", json_name(g->k8s_namespace));
+	if (g->pod[0])
+		json_object_object_add(o, "pod", json_name(g->pod));
+	if (g->container[0])
+		json_object_object_add(o, "container_name", json_name(g->container));
+	if (g->n_labels && (labels = json_object_new_object())) {
+		for (size_t i = 0; i < g->n_labels && i < THPS_REGISTRATION_LABELS_MAX; i++)
+			json_object_object_add(labels, g->labels[i].key,
+					       json_name(g->labels[i].value));
+		json_object_object_add(o, "labels", labels);
+	}
+	return o;
+}
+
 /* {"method", "why", "page_cache_safe"}: how a split policy gives waste back here and why not
  * process_madvise, so a refused process_madvise (no CAP_SYS_NICE, seccomp) shows. */
 static json_object *status_give_back(const struct manager *m)
@@ -134,7 +159,7 @@ static int write_status(struct manager *m)
 	for (size_t i = 0; i < m->recs.n; i++) {
 		const struct crecord *c = &m->recs.v[i];
 		const struct thps_cgroup_stats *s = thps_scan_find_path(&m->scan, c->path);
-		json_object *e = json_object_new_object(), *k8s;
+		json_object *e = json_object_new_object(), *k8s, *ident;
 
 		if (!e)
 			continue;
@@ -144,6 +169,9 @@ static int write_status(struct manager *m)
 		k8s = status_k8s(c->path);
 		if (k8s)
 			json_object_object_add(e, "kubernetes", k8s);
+		ident = status_identity(reg_find(m, c->path));
+		if (ident)
+			json_object_object_add(e, "identity", ident);
 		json_object_object_add(e, "policy", json_name(c->last.policy));
 		json_object_object_add(e, "rule", json_name(c->last.rule));
 		json_object_object_add(e, "action", json_name(dglue_action_name(c->last.action)));
@@ -280,8 +308,13 @@ static int series_collect(const struct manager *m, struct series *s)
 		const struct thps_registration *g = &m->regs.items[i];
 		const struct crecord *rec = records_find(&m->recs, g->cgroup);
 
-		s->ctrs[s->n_ctrs++] = (struct thps_metrics_container){
-		    .cgroup = g->cgroup, .id = g->id, .policy = rec ? rec->last.policy : ""};
+		s->ctrs[s->n_ctrs++] =
+		    (struct thps_metrics_container){.cgroup = g->cgroup,
+						    .id = g->id,
+						    .policy = rec ? rec->last.policy : "",
+						    .k8s_namespace = g->k8s_namespace,
+						    .pod = g->pod,
+						    .container_name = g->container};
 	}
 	/* A registration covers its container's subtree: a child cgroup (work its init moved
 	 * there) is that container's too, under the policy it was judged by. */
@@ -290,8 +323,13 @@ static int series_collect(const struct manager *m, struct series *s)
 		const struct thps_registration *g = reg_find(m, c->path);
 
 		if (g && strcmp(g->cgroup, c->path))
-			s->ctrs[s->n_ctrs++] = (struct thps_metrics_container){
-			    .cgroup = c->path, .id = g->id, .policy = c->last.policy};
+			s->ctrs[s->n_ctrs++] =
+			    (struct thps_metrics_container){.cgroup = c->path,
+							    .id = g->id,
+							    .policy = c->last.policy,
+							    .k8s_namespace = g->k8s_namespace,
+							    .pod = g->pod,
+							    .container_name = g->container};
 	}
 	return 0;
 }

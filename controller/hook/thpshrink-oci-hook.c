@@ -19,6 +19,7 @@
 #include "context.h"
 #include "fileio.h"
 #include "json.h"
+#include "k8s.h"
 #include "log.h"
 #include "macro.h"
 #include "oci.h"
@@ -185,6 +186,38 @@ static int find_cgroup(const struct thps_ctx *ctx, const struct thps_oci_state *
 	return 0;
 }
 
+/* Copies one io.kubernetes.* annotation into field when valid(); logs and leaves it empty
+ * otherwise (the container is registered without that part of its identity). */
+static void identity_field(const char *id, const char *key, const char *value,
+			   bool (*valid)(const char *), char *field, size_t size)
+{
+	if (!value)
+		return;
+	if (strlen(value) < size && valid(value))
+		snprintf(field, size, "%s", value);
+	else
+		log_warning(
+		    "Container %s: annotation %s is not a valid Kubernetes name, ignoring it", id,
+		    key);
+}
+
+/* The Kubernetes identity CRI-O (or podman, where given) wrote into the annotations. */
+static void set_identity(struct thps_registration *reg, const struct thps_oci_state *s)
+{
+	if (s->k8s_refused)
+		log_warning("Container %s: an io.kubernetes.* annotation holds a NUL or control "
+			    "character, ignoring it",
+			    s->id);
+	identity_field(s->id, THPS_ANN_K8S_NAMESPACE, s->k8s_namespace, thps_k8s_dns_label_valid,
+		       reg->k8s_namespace, sizeof(reg->k8s_namespace));
+	identity_field(s->id, THPS_ANN_K8S_POD, s->pod, thps_k8s_subdomain_valid, reg->pod,
+		       sizeof(reg->pod));
+	identity_field(s->id, THPS_ANN_K8S_POD_UID, s->pod_uid, thps_k8s_uid_valid, reg->pod_uid,
+		       sizeof(reg->pod_uid));
+	identity_field(s->id, THPS_ANN_K8S_CONTAINER, s->container, thps_k8s_dns_label_valid,
+		       reg->container, sizeof(reg->container));
+}
+
 static int do_register(const struct thps_ctx *ctx, const struct args *a,
 		       const struct thps_oci_state *s)
 {
@@ -213,6 +246,7 @@ static int do_register(const struct thps_ctx *ctx, const struct args *a,
 	else if (s->mode)
 		log_warning("Container %s: annotation %s: expected observe or enforce, ignoring it",
 			    s->id, THPS_ANN_MODE);
+	set_identity(&reg, s);
 	r = find_cgroup(ctx, s, reg.cgroup, sizeof(reg.cgroup));
 	if (r < 0)
 		return r;
@@ -243,9 +277,10 @@ static int do_register(const struct thps_ctx *ctx, const struct args *a,
 	if (r < 0)
 		return log_error_errno(
 		    r, "Container %s: failed to write its registration in '%s': %m", s->id, a->dir);
-	log_info("Container %s: registered cgroup %s%s%s%s%s", s->id, reg.cgroup,
-		 reg.policy[0] ? " policy=" : "", reg.policy, reg.mode[0] ? " mode=" : "",
-		 reg.mode);
+	log_info("Container %s: registered cgroup %s%s%s%s%s%s%s%s%s", s->id, reg.cgroup,
+		 reg.policy[0] ? " policy=" : "", reg.policy, reg.mode[0] ? " mode=" : "", reg.mode,
+		 reg.k8s_namespace[0] ? " namespace=" : "", reg.k8s_namespace,
+		 reg.pod[0] ? " pod=" : "", reg.pod);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "k8s.h"
 #include "macro.h"
 #include "policy.h"
+#include "registrations.h"
 
 struct thps_policy_set *thps_policy_set_new(void)
 {
@@ -646,7 +647,7 @@ static bool k8s_match(const struct thps_policy *p, const struct thps_k8s_id *id)
 /* 0 if p's selectors exclude the cgroup, else its container key (1 with no container
  * selector, a glob's 1 or a literal's 2: see container_match), shifted by one. */
 static int selects(const struct thps_policy *p, const char *cgroup_path, const char *registration,
-		   const struct thps_k8s_id *k8s)
+		   const struct thps_registration *reg, const struct thps_k8s_id *k8s)
 {
 	int c = 0;
 
@@ -660,6 +661,8 @@ static int selects(const struct thps_policy *p, const char *cgroup_path, const c
 		return 0;
 	if (!k8s_match(p, k8s))
 		return 0;
+	if (!thps_policy_ident_match(p, reg))
+		return 0;
 	return c + 1;
 }
 
@@ -668,19 +671,26 @@ static const struct thps_k8s_id *k8s_of(const char *cgroup_path, struct thps_k8s
 	return cgroup_path && thps_k8s_parse(cgroup_path, buf) == 1 ? buf : NULL;
 }
 
-bool thps_policy_selects(const struct thps_policy *p, const char *cgroup_path,
-			 const char *registration)
+static bool selects_reg(const struct thps_policy *p, const char *cgroup_path,
+			const char *registration, const struct thps_registration *reg)
 {
 	struct thps_k8s_id k8s;
 
-	return selects(p, cgroup_path, registration, k8s_of(cgroup_path, &k8s)) > 0;
+	return selects(p, cgroup_path, registration, reg, k8s_of(cgroup_path, &k8s)) > 0;
 }
 
-const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
-					    const char *cgroup_path, const char *registration)
+bool thps_policy_selects(const struct thps_policy *p, const char *cgroup_path,
+			 const char *registration)
+{
+	return selects_reg(p, cgroup_path, registration, NULL);
+}
+
+static const struct thps_policy *match(const struct thps_policy_set *set, const char *cgroup_path,
+				       const char *registration,
+				       const struct thps_registration *reg)
 {
 	const struct thps_policy *best = NULL;
-	unsigned best_key[5] = {0};
+	unsigned best_key[7] = {0};
 	const struct thps_k8s_id *id;
 	struct thps_k8s_id k8s;
 
@@ -689,16 +699,20 @@ const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 	id = k8s_of(cgroup_path, &k8s);
 	for (size_t i = 0; i < set->n; i++) {
 		const struct thps_policy *p = &set->policies[i];
-		int c = selects(p, cgroup_path, registration, id);
-		unsigned key[5];
+		int c = selects(p, cgroup_path, registration, reg, id);
+		unsigned key[7];
 
 		if (!c)
 			continue;
-		key[0] = (unsigned)(c - 1);
-		key[1] = p->n_match_pod_uid > 0;
-		key[2] = p->match_qos_mask != 0;
-		key[3] = p->spec_components;
-		key[4] = p->spec_prefix;
+		/* the order of policy.h; the namespace first so that nothing a tenant sets can
+		 * outrank the operator's rule for its namespace */
+		key[0] = p->n_match_namespace > 0;
+		key[1] = (unsigned)(c - 1);
+		key[2] = p->n_match_pod_uid > 0;
+		key[3] = p->match_qos_mask != 0;
+		key[4] = p->spec_components;
+		key[5] = p->spec_prefix;
+		key[6] = thps_policy_ident_tenant_selectors(p);
 		/* strictly greater only: on a tie the earlier policy (load order) stays */
 		if (!best || cmp_keys(key, best_key, ELEMENTSOF(key)) > 0) {
 			best = p;
@@ -708,6 +722,19 @@ const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 	return best ? best : &builtin;
 }
 
+const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
+					    const char *cgroup_path, const char *registration)
+{
+	return match(set, cgroup_path, registration, NULL);
+}
+
+const struct thps_policy *thps_policy_match_reg(const struct thps_policy_set *set,
+						const char *cgroup_path,
+						const struct thps_registration *reg)
+{
+	return match(set, cgroup_path, reg ? reg->id : NULL, reg);
+}
+
 static bool mode_delegated(enum thps_tenant_mode t, enum thps_policy_mode asked)
 {
 	return t == THPS_TENANT_MODE_ANY ||
@@ -715,9 +742,9 @@ static bool mode_delegated(enum thps_tenant_mode t, enum thps_policy_mode asked)
 	       (t == THPS_TENANT_MODE_ENFORCE && asked == THPS_MODE_ENFORCE);
 }
 
-void thps_policy_choose(const struct thps_policy_set *set, const char *cgroup_path,
-			const char *registration, const char *named, const char *mode,
-			struct thps_choice *ret)
+static void choose(const struct thps_policy_set *set, const char *cgroup_path,
+		   const char *registration, const struct thps_registration *reg, const char *named,
+		   const char *mode, struct thps_choice *ret)
 {
 	const struct thps_policy *pol = NULL;
 	struct thps_choice c = {0};
@@ -726,15 +753,20 @@ void thps_policy_choose(const struct thps_policy_set *set, const char *cgroup_pa
 		pol = thps_policy_find(set, named);
 		if (!pol)
 			c.refused = THPS_CHOICE_UNKNOWN_POLICY;
-		else if (!thps_policy_selects(pol, cgroup_path, registration)) {
+		else if (!selects_reg(pol, cgroup_path, registration, reg)) {
 			/* a tenant writes the annotation: it may pick among what the operator gives
 			 * its cgroup, never another pod's policy */
 			c.refused = THPS_CHOICE_NOT_MATCHED;
 			pol = NULL;
 		}
 	}
+	if (pol && pol->n_match_namespace == 0 &&
+	    match(set, cgroup_path, registration, reg)->n_match_namespace > 0) {
+		c.refused = THPS_CHOICE_NAMESPACE;
+		pol = NULL;
+	}
 	if (!pol)
-		pol = thps_policy_match(set, cgroup_path, registration);
+		pol = match(set, cgroup_path, registration, reg);
 	c.policy = pol;
 	c.mode = pol->mode;
 	if (mode && *mode) {
@@ -747,4 +779,18 @@ void thps_policy_choose(const struct thps_policy_set *set, const char *cgroup_pa
 			c.mode_refused = true;
 	}
 	*ret = c;
+}
+
+void thps_policy_choose(const struct thps_policy_set *set, const char *cgroup_path,
+			const char *registration, const char *named, const char *mode,
+			struct thps_choice *ret)
+{
+	choose(set, cgroup_path, registration, NULL, named, mode, ret);
+}
+
+void thps_policy_choose_reg(const struct thps_policy_set *set, const char *cgroup_path,
+			    const struct thps_registration *reg, struct thps_choice *ret)
+{
+	choose(set, cgroup_path, reg ? reg->id : NULL, reg, reg ? reg->policy : NULL,
+	       reg ? reg->mode : NULL, ret);
 }

@@ -28,10 +28,14 @@ enum key_type {
 	K_SIZE,	    /* bytes: integer, or "64M" */
 	K_DURATION, /* integer seconds, or "30s" */
 	K_UINT,
-	K_PERCENT, /* a number */
-	K_FOLIOS,  /* folio sizes: an array of sizes like "64K", "2M" (powers of two, >= 8K) */
-	K_UIDS,	   /* a Kubernetes pod UID (8-4-4-4-12 lowercase hex), or an array of them */
-	K_QOS,	   /* a Kubernetes QoS class, or an array of them */
+	K_PERCENT,    /* a number */
+	K_FOLIOS,     /* folio sizes: an array of sizes like "64K", "2M" (powers of two, >= 8K) */
+	K_UIDS,	      /* a Kubernetes pod UID (8-4-4-4-12 lowercase hex), or an array of them */
+	K_QOS,	      /* a Kubernetes QoS class, or an array of them */
+	K_NAMESPACES, /* a Kubernetes namespace name, or an array of them */
+	K_PODS,	      /* a pod name glob, or an array of them */
+	K_CNAMES,     /* a Kubernetes container name glob, or an array of them */
+	K_LABELS,     /* an object of pod label key: value pairs */
 };
 
 struct policy_key {
@@ -69,6 +73,19 @@ static const struct policy_key keys[] = {
      OFF(match_qos_mask),
      "Kubernetes QoS class or list of them, matched against the class kubelet's cgroup path "
      "names"},
+    {"match.namespace", K_NAMESPACES, 0, 0, NULL, NULL, 0, OFF(match_namespace),
+     "Kubernetes namespace or list of them (exact names), matched against the namespace the "
+     "registration carries (thpshrink-nri, or the hook from CRI-O's and podman's "
+     "annotations); outranks every other selector"},
+    {"match.pod", K_PODS, 0, 0, NULL, NULL, 0, OFF(match_pod),
+     "pod name glob or list of them, matched against the registration's pod name (set by the "
+     "tenant)"},
+    {"match.container_name", K_CNAMES, 0, 0, NULL, NULL, 0, OFF(match_container_name),
+     "Kubernetes container name glob or list of them, matched against the registration's "
+     "container name (set by the tenant)"},
+    {"match.labels", K_LABELS, 0, 0, NULL, NULL, 0, OFF(match_label_key),
+     "pod labels, {\"key\": \"value\", ...}, each equal to one the registration carries "
+     "(thpshrink-nri only; set by the tenant)"},
     {"mode", K_ENUM, 0, 0, "observe", "observe|enforce", 0, OFF(mode),
      "observe: decide and report only; enforce: act"},
     {"tenant_mode", K_ENUM, 0, 0, "fixed", "fixed|observe|enforce|any", 0, OFF(tenant_mode),
@@ -451,6 +468,146 @@ static int set_uids(struct setting *s)
 	return each_item(s, THPS_POLICY_MAX_PODS, "pod UIDs", add_uid);
 }
 
+/* Appends a copy of str to list (bounded by the caller's count check). */
+static void add_string(struct setting *s, char **list, size_t *n, size_t max, const char *str)
+{
+	char *c;
+
+	if (*n >= max)
+		return;
+	c = strdup(str);
+	if (!c)
+		s->v->r = -ENOMEM;
+	else
+		list[(*n)++] = c;
+}
+
+static void add_namespace(struct setting *s, const struct pjson *e, const char *ipath)
+{
+	if (e->type != PJSON_STRING || !thps_k8s_dns_label_valid(e->str)) {
+		render(e, s->got, sizeof(s->got));
+		verr(s->v, e->line, e->col, ipath,
+		     "expected a namespace name like \"batch\" (a DNS label: [a-z0-9-], 1-63 "
+		     "characters, no glob), got %s",
+		     s->got);
+		return;
+	}
+	add_string(s, s->p->match_namespace, &s->p->n_match_namespace, THPS_POLICY_MAX_PODS,
+		   e->str);
+}
+
+static int set_namespaces(struct setting *s)
+{
+	return each_item(s, THPS_POLICY_MAX_PODS, "namespaces", add_namespace);
+}
+
+/* 1 if s is a glob of Kubernetes names: 1 to max characters from [a-z0-9.-] (dot only
+ * where dots) and the glob characters '*' and '?'. */
+static bool k8s_glob_valid(const char *s, size_t max, bool dots)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+		      s[i] == '*' || s[i] == '?' || (dots && s[i] == '.')))
+			return false;
+	return true;
+}
+
+static void add_pod(struct setting *s, const struct pjson *e, const char *ipath)
+{
+	if (e->type != PJSON_STRING || !k8s_glob_valid(e->str, THPS_K8S_SUBDOMAIN_MAX, true)) {
+		render(e, s->got, sizeof(s->got));
+		verr(s->v, e->line, e->col, ipath,
+		     "expected a pod name (glob) of 1-%d characters from [a-z0-9.*?-], got %s",
+		     THPS_K8S_SUBDOMAIN_MAX, s->got);
+		return;
+	}
+	add_string(s, s->p->match_pod, &s->p->n_match_pod, THPS_POLICY_MAX_PODS, e->str);
+}
+
+static int set_pods(struct setting *s)
+{
+	return each_item(s, THPS_POLICY_MAX_PODS, "pod names", add_pod);
+}
+
+static void add_cname(struct setting *s, const struct pjson *e, const char *ipath)
+{
+	if (e->type != PJSON_STRING || !k8s_glob_valid(e->str, THPS_K8S_LABEL_MAX, false)) {
+		render(e, s->got, sizeof(s->got));
+		verr(s->v, e->line, e->col, ipath,
+		     "expected a container name (glob) of 1-%d characters from [a-z0-9*?-], got %s",
+		     THPS_K8S_LABEL_MAX, s->got);
+		return;
+	}
+	add_string(s, s->p->match_container_name, &s->p->n_match_container_name,
+		   THPS_POLICY_MAX_CONTAINERS, e->str);
+}
+
+static int set_cnames(struct setting *s)
+{
+	return each_item(s, THPS_POLICY_MAX_CONTAINERS, "container names", add_cname);
+}
+
+static void join_path(char *buf, size_t size, const char *path, const char *key);
+
+static int set_labels(struct setting *s)
+{
+	const struct pjson *j = s->j;
+	struct thps_policy *p = s->p;
+
+	if (j->type != PJSON_OBJECT)
+		return verr(s->v, j->line, j->col, s->path,
+			    "expected an object of pod labels {\"key\": \"value\"}, got %s",
+			    s->got);
+	if (j->n_items < 1 || j->n_items > THPS_POLICY_MAX_LABELS)
+		return verr(s->v, j->line, j->col, s->path, "expected 1 to %d pod labels, got %zu",
+			    THPS_POLICY_MAX_LABELS, j->n_items);
+	for (size_t i = 0; i < j->n_items; i++) {
+		const struct pjson *m = &j->items[i];
+		char ipath[300];
+
+		join_path(ipath, sizeof(ipath), s->path, m->key);
+		if (strlen(m->key) > THPS_K8S_LABEL_KEY_MAX || !thps_k8s_label_key_valid(m->key)) {
+			verr(s->v, m->key_line, m->key_col, ipath,
+			     "expected a label key of 1-%d characters from [A-Za-z0-9_./-], "
+			     "starting and ending alphanumeric",
+			     THPS_K8S_LABEL_KEY_MAX);
+			continue;
+		}
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(j->items[k].key, m->key)) {
+				verr(s->v, m->key_line, m->key_col, ipath,
+				     "duplicate key (first at line %u, column %u)",
+				     j->items[k].key_line, j->items[k].key_col);
+				goto next;
+			}
+		if (m->type != PJSON_STRING || !thps_k8s_label_value_valid(m->str)) {
+			render(m, s->got, sizeof(s->got));
+			verr(s->v, m->line, m->col, ipath,
+			     "expected a label value: \"\" or 1-%d characters from [A-Za-z0-9_.-], "
+			     "starting and ending alphanumeric, got %s",
+			     THPS_K8S_LABEL_MAX, s->got);
+			continue;
+		}
+		add_string(s, p->match_label_key, &p->n_match_labels, THPS_POLICY_MAX_LABELS,
+			   m->key);
+		if (s->v->r < 0)
+			return 0;
+		p->match_label_value[p->n_match_labels - 1] = strdup(m->str);
+		if (!p->match_label_value[p->n_match_labels - 1]) {
+			/* keys and values stay in pairs for policy_clear */
+			free(p->match_label_key[--p->n_match_labels]);
+			s->v->r = -ENOMEM;
+			return 0;
+		}
+	next:;
+	}
+	return 0;
+}
+
 static void add_qos(struct setting *s, const struct pjson *e, const char *ipath)
 {
 	enum thps_k8s_qos q =
@@ -630,11 +787,15 @@ static int set_percent(struct setting *s)
 
 /* The setter of each key type; objects have none, walk_object descends into them. */
 static int (*const setters[])(struct setting *s) = {
-    [K_OBJECT] = NULL,	       [K_NAME] = set_name,	    [K_CGROUP] = set_cgroup,
-    [K_NAMES] = set_names,     [K_ENUM] = set_enum,	    [K_CUT] = set_cut,
-    [K_SIZE] = set_size,       [K_DURATION] = set_duration, [K_UINT] = set_uint,
-    [K_PERCENT] = set_percent, [K_FOLIOS] = set_folios,	    [K_UIDS] = set_uids,
-    [K_QOS] = set_qos,
+    [K_OBJECT] = NULL,	     [K_NAME] = set_name,
+    [K_CGROUP] = set_cgroup, [K_NAMES] = set_names,
+    [K_ENUM] = set_enum,     [K_CUT] = set_cut,
+    [K_SIZE] = set_size,     [K_DURATION] = set_duration,
+    [K_UINT] = set_uint,     [K_PERCENT] = set_percent,
+    [K_FOLIOS] = set_folios, [K_UIDS] = set_uids,
+    [K_QOS] = set_qos,	     [K_NAMESPACES] = set_namespaces,
+    [K_PODS] = set_pods,     [K_CNAMES] = set_cnames,
+    [K_LABELS] = set_labels,
 };
 
 static int set_value(struct vctx *v, const struct policy_key *k, const struct pjson *j,
@@ -771,6 +932,16 @@ static void policy_clear(struct thps_policy *p)
 		free(p->match_container[i]);
 	for (size_t i = 0; i < p->n_match_pod_uid; i++)
 		free(p->match_pod_uid[i]);
+	for (size_t i = 0; i < p->n_match_namespace; i++)
+		free(p->match_namespace[i]);
+	for (size_t i = 0; i < p->n_match_pod; i++)
+		free(p->match_pod[i]);
+	for (size_t i = 0; i < p->n_match_container_name; i++)
+		free(p->match_container_name[i]);
+	for (size_t i = 0; i < p->n_match_labels; i++) {
+		free(p->match_label_key[i]);
+		free(p->match_label_value[i]);
+	}
 	memset(p, 0, sizeof(*p));
 }
 
@@ -1009,11 +1180,12 @@ out:
 void thps_policy_print_keys(FILE *f)
 {
 	static const char *const types[] = {
-	    [K_OBJECT] = "object",   [K_NAME] = "name",		[K_CGROUP] = "glob",
-	    [K_NAMES] = "glob(s)",   [K_ENUM] = "enum",		[K_CUT] = "bucket|percent",
-	    [K_SIZE] = "size",	     [K_DURATION] = "duration", [K_UINT] = "integer",
-	    [K_PERCENT] = "percent", [K_FOLIOS] = "sizes",	[K_UIDS] = "uid(s)",
-	    [K_QOS] = "enum(s)",
+	    [K_OBJECT] = "object",   [K_NAME] = "name",		 [K_CGROUP] = "glob",
+	    [K_NAMES] = "glob(s)",   [K_ENUM] = "enum",		 [K_CUT] = "bucket|percent",
+	    [K_SIZE] = "size",	     [K_DURATION] = "duration",	 [K_UINT] = "integer",
+	    [K_PERCENT] = "percent", [K_FOLIOS] = "sizes",	 [K_UIDS] = "uid(s)",
+	    [K_QOS] = "enum(s)",     [K_NAMESPACES] = "name(s)", [K_PODS] = "glob(s)",
+	    [K_CNAMES] = "glob(s)",  [K_LABELS] = "labels",
 	};
 
 	for (size_t t = 0; t < ELEMENTSOF(keys); t++) {

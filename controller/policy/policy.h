@@ -8,17 +8,23 @@
  * match.cgroup glob (fnmatch with FNM_PATHNAME) against the cgroup path, its match.container
  * names (fnmatch globs) against the registration name the OCI hook recorded, its
  * match.pod_uid UIDs and match.qos_class classes against the Kubernetes identity kubelet's
- * cgroup layout gives the path (k8s.h; a cgroup that is not a pod's matches neither). A
+ * cgroup layout gives the path (k8s.h; a cgroup that is not a pod's matches neither), and
+ * match.namespace, match.pod, match.container_name and match.labels against the identity the
+ * registration carries (policy-ident.c; a registration without it matches none of them). A
  * policy named by a registration (the OCI annotation) applies only where its own selectors hold
  * (thps_policy_choose); matching itself never looks at policy names. Among matches the most
  * specific wins, compared in this order:
- *   1. it has a container selector (a registration names its container deliberately);
- *   2. a container selector without glob characters beats one with globs;
- *   3. it has a pod_uid selector (names pods one by one);
- *   4. it has a qos_class selector;
- *   5. more literal path components in the cgroup glob ("/a/b/x?" has 2);
- *   6. a longer literal prefix of the cgroup glob (before the first glob character);
- *   7. first in load order (file names in byte order, then position in the file).
+ *   1. it has a namespace selector (the one identity a tenant cannot choose: a label, a pod
+ *      name or a container name can never lift a pod out of its namespace's policy);
+ *   2. it has a container selector (a registration names its container deliberately);
+ *   3. a container selector without glob characters beats one with globs;
+ *   4. it has a pod_uid selector (names pods one by one);
+ *   5. it has a qos_class selector;
+ *   6. more literal path components in the cgroup glob ("/a/b/x?" has 2);
+ *   7. a longer literal prefix of the cgroup glob (before the first glob character);
+ *   8. more tenant-set selectors (pod, container_name, each label), so that they only ever
+ *      refine what the operator's other selectors already chose;
+ *   9. first in load order (file names in byte order, then position in the file).
  * When nothing matches, the built-in policy "(builtin)" applies: it observes only. */
 #pragma once
 #include "macro.h"
@@ -28,9 +34,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct thps_registration;
+
 #define THPS_POLICY_NAME_MAX	   64
 #define THPS_POLICY_MAX_CONTAINERS 32
 #define THPS_POLICY_MAX_PODS	   32
+#define THPS_POLICY_MAX_LABELS	   16 /* as many as a registration keeps */
 #define THPS_POLICY_MAX_FILE	   (1024 * 1024)
 #define THPS_POLICY_MAX_FILES	   1024
 #define THPS_POLICY_MAX_POLICIES   4096
@@ -63,6 +72,16 @@ struct thps_policy {
 	char *match_pod_uid[THPS_POLICY_MAX_PODS]; /* UIDs with dashes (k8s.h) */
 	size_t n_match_pod_uid;
 	unsigned match_qos_mask; /* bit q = enum thps_k8s_qos q; 0 = no QoS selector */
+	/* the registration's Kubernetes identity (NRI, the hook's CRI-O/podman annotations) */
+	char *match_namespace[THPS_POLICY_MAX_PODS]; /* exact names */
+	size_t n_match_namespace;
+	char *match_pod[THPS_POLICY_MAX_PODS]; /* pod name globs */
+	size_t n_match_pod;
+	char *match_container_name[THPS_POLICY_MAX_CONTAINERS]; /* container name globs */
+	size_t n_match_container_name;
+	char *match_label_key[THPS_POLICY_MAX_LABELS]; /* every pair must be equal */
+	char *match_label_value[THPS_POLICY_MAX_LABELS];
+	size_t n_match_labels;
 	enum thps_policy_mode mode;
 	enum thps_tenant_mode tenant_mode;
 	unsigned lowutil_max_bucket;  /* folios of every size in buckets 0..this are low-util */
@@ -153,6 +172,11 @@ void thps_policy_set_free(struct thps_policy_set *set);
  * Never NULL: falls back to the built-in default. */
 const struct thps_policy *thps_policy_match(const struct thps_policy_set *set,
 					    const char *cgroup_path, const char *registration);
+/* The same for a registered container: its id, and its Kubernetes identity for the
+ * namespace, pod, container_name and labels selectors. reg NULL: as above with no name. */
+const struct thps_policy *thps_policy_match_reg(const struct thps_policy_set *set,
+						const char *cgroup_path,
+						const struct thps_registration *reg);
 const struct thps_policy *thps_policy_builtin(void);
 const struct thps_policy *thps_policy_find(const struct thps_policy_set *set, const char *name);
 /* Whether p's own selectors hold for cgroup_path and registration (as thps_policy_match
@@ -165,6 +189,8 @@ enum thps_choice_refusal {
 	THPS_CHOICE_OK,
 	THPS_CHOICE_UNKNOWN_POLICY, /* the named policy is not loaded */
 	THPS_CHOICE_NOT_MATCHED,    /* the named policy's match excludes the cgroup */
+	THPS_CHOICE_NAMESPACE,	    /* it has no namespace selector, and the policy matching
+				     * gives the container has one (see thps_policy_choose) */
 };
 struct thps_choice {
 	const struct thps_policy *policy; /* never NULL */
@@ -174,12 +200,26 @@ struct thps_choice {
 };
 /* The one rule for a registered container (split and promote paths both ask it): a named
  * policy (the io.thpshrink.policy annotation) applies only where its own selectors hold for
- * the container's cgroup; otherwise the cgroup gets what matching gives it, as if it had named
- * none. The policy's mode stands unless its tenant_mode delegates the asked one ("observe" or
- * "enforce"; NULL or "" asks nothing). Never fails. */
+ * the container's cgroup, and, where matching gives the container a policy with a namespace
+ * selector, only if it has one too: the selectors a tenant sets (labels, pod and container
+ * names) would otherwise let it name its way out of its namespace's policy. Otherwise the
+ * cgroup gets what matching gives it, as if it had named none. The policy's mode stands unless its
+ * tenant_mode delegates the asked one ("observe" or "enforce"; NULL or "" asks nothing). Never
+ * fails. */
 void thps_policy_choose(const struct thps_policy_set *set, const char *cgroup_path,
 			const char *registration, const char *named, const char *mode,
 			struct thps_choice *ret);
+/* The same for a registered container (reg NULL: unregistered, nothing named): the
+ * registration's id, identity, policy and mode. */
+void thps_policy_choose_reg(const struct thps_policy_set *set, const char *cgroup_path,
+			    const struct thps_registration *reg, struct thps_choice *ret);
+
+/* policy-ident.c: the selectors on the registration's Kubernetes identity. */
+/* Whether p's namespace, pod, container_name and labels selectors all hold for reg (NULL: no
+ * identity told, so only a policy without them holds). */
+bool thps_policy_ident_match(const struct thps_policy *p, const struct thps_registration *reg);
+/* How many of p's selectors a tenant sets itself (pod, container_name, each label). */
+unsigned thps_policy_ident_tenant_selectors(const struct thps_policy *p);
 
 /* The key table, for docs: prints every key with type, range, default and help. */
 void thps_policy_print_keys(FILE *f);

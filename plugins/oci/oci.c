@@ -18,7 +18,12 @@ void thps_oci_state_free(struct thps_oci_state *s)
 	free(s->bundle);
 	free(s->policy);
 	free(s->mode);
+	free(s->k8s_namespace);
+	free(s->pod);
+	free(s->pod_uid);
+	free(s->container);
 	s->bundle = s->policy = s->mode = NULL;
+	s->k8s_namespace = s->pod = s->pod_uid = s->container = NULL;
 }
 
 /* A "\u0000" decodes to a NUL that C would cut the string at: an admission rule that vetted
@@ -154,6 +159,17 @@ int thps_oci_state_parse(const char *buf, size_t len, struct thps_oci_state *ret
 		if (r < 0)
 			goto fail;
 		r = annotation(ann, THPS_ANN_MODE, &s.mode, &s.mode_refused);
+		if (r < 0)
+			goto fail;
+		/* a Kubernetes identity, for the policies' namespace, pod and container_name
+		 * selectors (the hook validates each as a Kubernetes name) */
+		r = annotation(ann, THPS_ANN_K8S_NAMESPACE, &s.k8s_namespace, &s.k8s_refused);
+		if (r >= 0)
+			r = annotation(ann, THPS_ANN_K8S_POD, &s.pod, &s.k8s_refused);
+		if (r >= 0)
+			r = annotation(ann, THPS_ANN_K8S_POD_UID, &s.pod_uid, &s.k8s_refused);
+		if (r >= 0)
+			r = annotation(ann, THPS_ANN_K8S_CONTAINER, &s.container, &s.k8s_refused);
 		if (r < 0)
 			goto fail;
 	}

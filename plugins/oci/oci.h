@@ -21,6 +21,9 @@ struct thps_oci_state {
 	char *policy;	 /* annotation io.thpshrink.policy as given (maybe invalid), or NULL */
 	char *mode;	 /* annotation io.thpshrink.mode as given (maybe invalid), or NULL */
 	bool policy_refused, mode_refused; /* that annotation held a NUL or control character */
+	/* the io.kubernetes.* annotations (valid.h), as given, or NULL */
+	char *k8s_namespace, *pod, *pod_uid, *container;
+	bool k8s_refused; /* one of them held a NUL or control character (it is NULL) */
 };
 
 /* Whether s[0..len) is free of NULs and control characters (C0 and DEL). */

@@ -11,7 +11,20 @@
 #include "pjson.h"
 #include "policy.h"
 #include "psi.h"
+#include "registrations.h"
 #include "units.h"
+
+/* A registration with every identity field, so the namespace, pod, container_name and labels
+ * selectors of a loaded file are all exercised. */
+static const struct thps_registration reg = {
+    .id = "web-1",
+    .cgroup = "/a/b/c",
+    .k8s_namespace = "batch",
+    .pod = "web-7d9f",
+    .container = "app",
+    .n_labels = 2,
+    .labels = {{"app.kubernetes.io/name", "pg"}, {"tier", "db"}},
+};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -40,6 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)thps_policy_set_check_unique(set, &errs);
 		(void)thps_policy_match(set, "/a/b/c", "web-1");
 		(void)thps_policy_match(set, "/", NULL);
+		(void)thps_policy_match_reg(set, "/a/b/c", &reg);
 		for (size_t i = 0; i < set->n; i++)
 			if (!thps_policy_find(set, set->policies[i].name))
 				abort();

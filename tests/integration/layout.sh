@@ -29,9 +29,12 @@ plugins/scanner		controller/core controller/pages
 plugins/kernel		controller/core
 plugins/actuators	controller/core controller/pages
 plugins/oci		controller/core
+plugins/nri/proto
+plugins/nri		controller/core plugins/nri/proto
 controller/daemon	controller/core controller/pages controller/policy
 controller/cli		controller/core controller/pages controller/policy
 controller/hook		controller/core plugins/oci
+controller/nri		controller/core plugins/oci plugins/nri plugins/nri/proto
 '
 layer_allows() { # folder: the folders it may use, or "-" when it has no rule
 	echo "$LAYERS" | awk -v d="$1" '$1 == d { $1 = ""; print; f = 1 } END { if (!f) print "-" }'
@@ -63,8 +66,9 @@ make_targets() {
 	{ line = "" }
 	END {
 		for (n in v) {
-			if (n !~ /_SOURCES$/) continue
+			if (n !~ /_SOURCES$/ || n == "BUILT_SOURCES") continue
 			t = substr(n, 1, length(n) - 8)
+			sub(/^nodist_/, "", t) # generated sources: the flags are those of the library
 			dirs = ""
 			k = split(expand(v[n], 0), src, /[ \t]+/)
 			for (i = 1; i <= k; i++) if (src[i] ~ /\.c$/) {
@@ -107,6 +111,8 @@ check_layers() {
 		for f in "$d"/*.[ch]; do
 			sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while read -r h; do
 				[ -f "$d/$h" ] && continue
+				# C that protoc-c generates at build time from a .proto of this folder
+				case $h in *.pb-c.h) [ -f "$d/${h%.pb-c.h}.proto" ] && continue ;; esac
 				ok=
 				for u in $uses; do [ -f "$root/$u/$h" ] && ok=$u && break; done
 				[ -n "$ok" ] && continue

@@ -186,5 +186,34 @@ run status-stopped 0 "$(state web-2 0 "$T/bundle" '{}' stopped)"
 [ ! -e "$regs/web-2.json" ] || fail "status=stopped did not remove web-2.json"
 regs_empty happy-end
 
+# --- CRI-O's Kubernetes identity annotations: recorded where they are Kubernetes names, each
+# bad one dropped (logged without its value), the container registered either way
+ann='{"io.kubernetes.pod.namespace":"batch","io.kubernetes.pod.name":"web-7d9f.x","io.kubernetes.pod.uid":"0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b","io.kubernetes.container.name":"app"}'
+run k8s-identity 0 "$(state web-3 0 "$T/bundle" "$ann")" createRuntime
+$PY - "$schema" "$regs/web-3.json" "$has_jsonschema" <<'PYEOF' || fail "k8s-identity: registration content: see above"
+import json, sys
+schema, f, validate = sys.argv[1:]
+doc = json.load(open(f))
+if validate == "1":
+    import jsonschema
+    jsonschema.validate(doc, json.load(open(schema)))
+want = {"namespace": "batch", "pod": "web-7d9f.x",
+        "pod_uid": "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b", "container": "app"}
+bad = {k: (doc.get(k), v) for k, v in want.items() if doc.get(k) != v}
+if bad or "labels" in doc:
+    print("mismatch (got, want):", bad, doc.get("labels")); sys.exit(1)
+print("ok: identity recorded:", json.dumps({k: doc[k] for k in want}, sort_keys=True))
+PYEOF
+rm -f "$regs/web-3.json"
+ann='{"io.kubernetes.pod.namespace":"Kube-System","io.kubernetes.pod.name":"a/../b","io.kubernetes.pod.uid":"x","io.kubernetes.container.name":"\u001b[2Japp"}'
+run k8s-identity-hostile 0 "$(state web-3 0 "$T/bundle" "$ann")" createRuntime
+[ "$(grep -c "is not a valid Kubernetes name, ignoring it" "$T.err")" -eq 3 ] &&
+	grep -q "io.kubernetes.\* annotation holds a NUL or control character" "$T.err" ||
+	fail "k8s-identity-hostile: expected 3 invalid names and 1 control character logged: $(cat "$T.err")"
+! grep -q "Kube-System\|\.\./b\|$(printf '\033')" "$T.err" || fail "k8s-identity-hostile: the log echoes a value: $(cat "$T.err")"
+[ -f "$regs/web-3.json" ] && ! grep -q '"namespace"\|"pod"\|"pod_uid"\|"container"' "$regs/web-3.json" ||
+	fail "k8s-identity-hostile: expected web-3.json without identity: $(cat "$regs/web-3.json" 2>&1)"
+rm -f "$regs/web-3.json"
+
 echo "oci-hook-hostile: $fails failure(s)"
 [ $fails -eq 0 ]

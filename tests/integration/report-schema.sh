@@ -75,6 +75,15 @@ bad = {
     "short container_id": mutate(lambda d: d["cgroups"][0].update(kubernetes={
         "pod_uid": "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b", "container_id": "abc",
         "qos_class": "burstable"})),
+    "identity namespace upper-case": mutate(lambda d: d["cgroups"][0].update(identity={
+        "namespace": "Batch"})),
+    "identity empty": mutate(lambda d: d["cgroups"][0].update(identity={})),
+    "identity unknown key": mutate(lambda d: d["cgroups"][0].update(identity={
+        "namespace": "batch", "uid": "x"})),
+    "identity 17 labels": mutate(lambda d: d["cgroups"][0].update(identity={
+        "labels": {"k%d" % i: "v" for i in range(17)}})),
+    "identity label value with a slash": mutate(lambda d: d["cgroups"][0].update(identity={
+        "labels": {"tier": "a/b"}})),
 }
 for name, doc in bad.items():
     if v.is_valid(doc):

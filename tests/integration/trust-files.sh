@@ -63,11 +63,13 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 [ $rc = 1 ] && grep -q "not a regular file" "$T/ex.out" || fail "B: explain on a FIFO: rc $rc: $(cat "$T/ex.out")"
 [ $ms -lt 2000 ] || fail "B: explain took $ms ms on a FIFO"
 rm "$T/ex/status.json"
-printf '{"cgroups": [{"cgroup": "/x", "policy": "p\\u001b]0;owned\\u0007", "action": "none", "rule": "r", "reason": "a\\u009b2J\\u001b[31mb"}]}' >"$T/ex/status.json"
+printf '{"cgroups": [{"cgroup": "/x", "policy": "p\\u001b]0;owned\\u0007", "action": "none", "rule": "r", "reason": "a\\u009b2J\\u001b[31mb", "identity": {"namespace": "batch\\u001b[2J", "pod": "web-1", "labels": {"tier\\u0007": "db\\u009b"}}}]}' >"$T/ex/status.json"
 "$CLI" explain --state-dir "$T/ex" /x >"$T/ex.out" 2>&1 || fail "B: explain of a planted file failed: $(cat "$T/ex.out")"
 raw=$($PY -c 'import sys; d=open(sys.argv[1],"rb").read(); print(sum(1 for b in d.decode("utf-8","replace") if (ord(b) < 32 and b != "\n") or 0x7f <= ord(b) <= 0x9f))' "$T/ex.out")
 [ "$raw" = 0 ] || fail "B: explain printed $raw control characters raw"
 grep -q 'why: *a\\u009b2J\\x1b\[31mb' "$T/ex.out" || fail "B: unexpected rendering: $(cat "$T/ex.out")"
+grep -q '^identity: *namespace batch\\x1b\[2J, pod web-1, container -$' "$T/ex.out" &&
+	grep -q '^pod labels: *tier\\x07=db\\u009b$' "$T/ex.out" || fail "B: unexpected identity rendering: $(cat "$T/ex.out")"
 echo "ok: B: explain on a FIFO: error in $ms ms; a planted file's ESC/BEL/CSI printed escaped ($(grep why: "$T/ex.out" | tr -s ' '))"
 
 # C. The unix socket under umask 000.

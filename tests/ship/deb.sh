@@ -45,6 +45,7 @@ echo "ok: lintian: no error, $(grep -c '^W: ' "$T/lintian") warning(s), each exp
 # Contents.
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$T/files"
 for f in /usr/bin/thpshrink /usr/sbin/thpshrinkd /usr/libexec/thpshrink/thpshrink-oci-hook \
+	/usr/libexec/thpshrink/thpshrink-nri /usr/share/man/man8/thpshrink-nri.8.gz \
 	/lib/systemd/system/thpshrinkd.service /lib/systemd/system/thpshrinkd.socket \
 	/etc/thpshrink/policies.d/00-default-observe.json \
 	/usr/share/containers/oci/hooks.d/thpshrink.json \
@@ -84,6 +85,9 @@ out=$(chroot "$R" thpshrink --version)
 out=$(chroot "$R" thpshrinkd --version)
 [ "$out" = "thpshrinkd $V" ] || fail "thpshrinkd --version said '$out'"
 echo "ok: --version says $V"
+# The NRI plugin runs in the fresh root (its libprotobuf-c came with the package's Depends).
+chroot "$R" /usr/libexec/thpshrink/thpshrink-nri --help >/dev/null || fail "thpshrink-nri --help in the fresh root"
+echo "ok: thpshrink-nri runs in the fresh root"
 chroot "$R" thpshrink validate /etc/thpshrink/policies.d/00-default-observe.json || fail "thpshrink validate of the shipped policy"
 chroot "$R" thpshrink validate /etc/thpshrink/policies.d || fail "thpshrink validate of policies.d"
 echo "ok: thpshrink validate accepts the shipped policy"

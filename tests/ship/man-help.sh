@@ -49,6 +49,13 @@ help_opts "$B/thpshrinkd" >"$T/h"; man_opts thpshrinkd.8 OPTIONS >"$T/m"
 compare thpshrinkd "$T/h" "$T/m"
 help_opts "$B/thpshrink-oci-hook" >"$T/h"; man_opts thpshrink-oci-hook.8 OPTIONS >"$T/m"
 compare thpshrink-oci-hook "$T/h" "$T/m"
+# thpshrink-nri where configure found protobuf-c (it is built with its page or not at all).
+if [ -x "$B/thpshrink-nri" ]; then
+	help_opts "$B/thpshrink-nri" >"$T/h"; man_opts thpshrink-nri.8 OPTIONS >"$T/m"
+	compare thpshrink-nri "$T/h" "$T/m"
+else
+	echo "ok: thpshrink-nri not built (no protobuf-c), nor its page"
+fi
 # thpshrink-policy(5) describes every key `thpshrink validate --keys` knows.
 "$B/thpshrink" validate --keys | awk '/^[a-z]/ { print $1 }' >"$T/keys"
 [ "$(wc -l <"$T/keys")" -ge 10 ] || { echo "FAIL: validate --keys printed $(wc -l <"$T/keys") keys"; rc=1; }

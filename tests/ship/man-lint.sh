@@ -6,7 +6,10 @@ set -u
 : "${top_builddir:?}"
 command -v mandoc >/dev/null 2>&1 || { echo "SKIP: mandoc is missing (Debian package mandoc)"; exit 77; }
 rc=0
-for p in thpshrink.8 thpshrinkd.8 thpshrink-oci-hook.8 thpshrink-policy.5 thpshrink-bloat.1; do
+pages="thpshrink.8 thpshrinkd.8 thpshrink-oci-hook.8 thpshrink-policy.5 thpshrink-bloat.1"
+# thpshrink-nri's page is built with the program, where configure found protobuf-c.
+[ -x "$top_builddir/thpshrink-nri" ] && pages="$pages thpshrink-nri.8"
+for p in $pages; do
 	f=$top_builddir/man/$p
 	[ -s "$f" ] || { echo "FAIL: $f was not built"; rc=1; continue; }
 	out=$(mandoc -T lint "$f" 2>&1)

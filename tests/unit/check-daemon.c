@@ -628,7 +628,9 @@ START_TEST(test_kubelet_tree_qos_policies)
 			continue;
 		}
 		snprintf(want + strlen(want), sizeof(want) - strlen(want),
-			 ",pod_uid=\"" KU "\",container_id=\"%s\",qos_class=\"%s\"} 1\n", t[i].id,
+			 ",pod_namespace=\"\",pod_name=\"\",container_name=\"\",pod_uid=\"" KU
+			 "\",container_id=\"%s\",qos_class=\"%s\"} 1\n",
+			 t[i].id,
 			 t[i].qos);
 		ck_assert_msg(strstr(prom, want), "no %s in\n%s", want, prom);
 	}
@@ -883,6 +885,90 @@ START_TEST(test_tenant_one_rule)
 }
 END_TEST
 
+/* Kubernetes identity through the pass (issue 38): registrations naming a namespace, pod,
+ * container and labels select namespace and label policies; the namespace's outranks the
+ * label's, and its name by annotation is refused with the reason said; status.json carries the
+ * identity, /metrics the names on thpshrink_cgroup_info and thpshrink_container_info. */
+START_TEST(test_identity_selects_policies)
+{
+	const char *paths[] = {
+	    "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" KU_
+	    ".slice/cri-containerd-" KC ".scope",
+	    "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" KU_
+	    ".slice/cri-containerd-" KD ".scope",
+	    NULL};
+	char dir[PATH_MAX], err[512], textfile[PATH_MAX];
+	_cleanup_free_ char *prom = NULL, *status = NULL;
+	const struct crecord *rec;
+	struct thps_registration *r;
+	json_object *root_j, *arr, *e, *id, *v;
+
+	for (size_t i = 0; paths[i]; i++)
+		fake_cgroup(paths[i] + 1);
+	mkdirs("policies");
+	put("policies/id.json",
+	    "{\"policies\": [\n"
+	    "{\"name\": \"batch\", \"match\": {\"namespace\": \"batch\"}, \"mode\": \"enforce\", "
+	    "\"trigger\": {\"min_waste\": \"2M\"}},\n"
+	    "{\"name\": \"db\", \"match\": {\"labels\": {\"tier\": \"db\"}}, \"trigger\": "
+	    "{\"min_waste\": \"2M\"}}\n"
+	    "]}\n");
+	path_of(dir, sizeof(dir), "policies");
+	ck_assert_int_eq(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)), 2);
+	/* in batch, labelled tier=db, naming "db": the namespace's policy holds */
+	reg_add(KC, paths[0], "db", "");
+	r = &m->regs.items[m->regs.n - 1];
+	snprintf(r->k8s_namespace, sizeof(r->k8s_namespace), "batch");
+	snprintf(r->pod, sizeof(r->pod), "web-7d9f");
+	snprintf(r->container, sizeof(r->container), "app");
+	r->n_labels = 1;
+	snprintf(r->labels[0].key, sizeof(r->labels[0].key), "tier");
+	snprintf(r->labels[0].value, sizeof(r->labels[0].value), "db");
+	/* in web, labelled tier=db: the label's */
+	reg_add(KD, paths[1], "", "");
+	r = &m->regs.items[m->regs.n - 1];
+	snprintf(r->k8s_namespace, sizeof(r->k8s_namespace), "web");
+	r->n_labels = 1;
+	snprintf(r->labels[0].key, sizeof(r->labels[0].key), "tier");
+	snprintf(r->labels[0].value, sizeof(r->labels[0].value), "db");
+	path_of(textfile, sizeof(textfile), "metrics.prom");
+	m->o.textfile = textfile;
+	set_scan(paths);
+	decide(1000);
+	rec = records_find(&m->recs, paths[0]);
+	ck_assert_str_eq(rec->last.policy, "batch");
+	ck_assert_msg(strstr(rec->last.reason, "policy 'db' named by the container's annotation not "
+					       "applied: it has no namespace selector, and policy "
+					       "'batch' for the container's namespace does"),
+		      "%s", rec->last.reason);
+	ck_assert_str_eq(records_find(&m->recs, paths[1])->last.policy, "db");
+	ck_assert_int_eq(publish(m), 0);
+	prom = get("metrics.prom");
+	ck_assert_msg(strstr(prom, "\nthpshrink_cgroup_info{cgroup=\"/kubepods.slice/kubepods-besteffort"
+				   ".slice/kubepods-besteffort-pod" KU_ ".slice/cri-containerd-" KC
+				   ".scope\",inode=\"100\",pod_namespace=\"batch\",pod_name=\"web-7d9f\","
+				   "container_name=\"app\",pod_uid=\"" KU "\""),
+		      "%s", prom);
+	ck_assert(strstr(prom, "pod_namespace=\"batch\",pod_name=\"web-7d9f\",container_name=\"app\","
+			       "container=\"" KC "\",policy=\"batch\"} 1\n"));
+	ck_assert(strstr(prom, "pod_namespace=\"web\",pod_name=\"\",container_name=\"\",container=\"" KD
+			       "\",policy=\"db\"} 1\n"));
+	status = get("state/status.json");
+	root_j = json_tokener_parse(status);
+	ck_assert_ptr_nonnull(root_j);
+	ck_assert(json_object_object_get_ex(root_j, "cgroups", &arr));
+	e = json_object_array_get_idx(arr, 0);
+	ck_assert(json_object_object_get_ex(e, "cgroup", &v));
+	if (strcmp(json_object_get_string(v), paths[0]))
+		e = json_object_array_get_idx(arr, 1);
+	ck_assert(json_object_object_get_ex(e, "identity", &id));
+	ck_assert_str_eq(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN),
+			 "{\"namespace\":\"batch\",\"pod\":\"web-7d9f\",\"container_name\":\"app\","
+			 "\"labels\":{\"tier\":\"db\"}}");
+	json_object_put(root_j);
+}
+END_TEST
+
 static Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -895,6 +981,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_scan_interval_spaces_decisions);
 	tcase_add_test(tc, test_policy_keys_reach_the_pass);
 	tcase_add_test(tc, test_registrations_select_policies);
+	tcase_add_test(tc, test_identity_selects_policies);
 	tcase_add_test(tc, test_pinned_ranges_fire_no_split);
 	tcase_add_test(tc, test_decision_fit_no_mechanism);
 	tcase_add_test(tc, test_status_json_one_cgroup);

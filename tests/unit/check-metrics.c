@@ -97,7 +97,13 @@ static void fill_input(struct thps_metrics_input *in, const struct thps_scan *s,
 }
 
 static const struct thps_metrics_container containers[] = {
-	{ "/web.slice/app", "3f2a9c1b7d", "redis" },
+	{ "/web.slice/app", "3f2a9c1b7d", "redis", NULL, NULL, NULL },
+	/* registered by thpshrink-nri: its names on both info series */
+	{ "/kubepods.slice/kubepods-besteffort.slice/"
+	  "kubepods-besteffort-pod0f6e2a4c_1b3d_4e5f_8a9b_0c1d2e3f4a5b.slice/"
+	  "cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+	  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "batch", "batch",
+	  "web-7d9f", "app" },
 };
 
 static const struct thps_metrics_cgroup_count recollapsed[] = {
@@ -206,8 +212,8 @@ END_TEST
 START_TEST(test_container_info)
 {
 	static const struct thps_metrics_container hostile[] = {
-		{ "/web.slice/app", "3f2a9c1b7d", "redis" },
-		{ "/k8s/pod\"x", "id\nwith", "" },
+		{ "/web.slice/app", "3f2a9c1b7d", "redis", "", "", "" },
+		{ "/k8s/pod\"x", "id\nwith", "", "ns\"x", "pod\\y", "c\nz" },
 	};
 	struct thps_scan s;
 	struct thps_metrics_input in;
@@ -222,9 +228,11 @@ START_TEST(test_container_info)
 	in.n_containers = ELEMENTSOF(hostile);
 	ck_assert_int_gt(thps_metrics_format_alloc(&in, 1 << 20, &a), 0);
 	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_container_info{cgroup=\"/web.slice/app\",inode=\"100\","
-				     "container=\"3f2a9c1b7d\",policy=\"redis\"} 1\n"));
+				     "pod_namespace=\"\",pod_name=\"\",container_name=\"\",container=\"3f2a9c1b7d\","
+				     "policy=\"redis\"} 1\n"));
 	/* a cgroup without THPs this pass has no inode from the scan: 0 */
 	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_container_info{cgroup=\"/k8s/pod\\\"x\",inode=\"0\","
+				     "pod_namespace=\"ns\\\"x\",pod_name=\"pod\\\\y\",container_name=\"c\\\\x0az\","
 				     "container=\"id\\\\x0awith\",policy=\"\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(a, "\nthpshrink_cgroup_waste_bytes{cgroup=\"/web.slice/app\",inode=\"100\"} "));
 	in.n_containers = 0;
@@ -379,10 +387,10 @@ START_TEST(test_k8s_cgroup_info)
 	ck_assert_uint_eq(n, 10);
 	ck_assert_ptr_nonnull(strstr(
 	    a, "\nthpshrink_cgroup_info{cgroup=\"/kubepods/burstable/pod00000063-1b3d-4e5f-8a9b-"
-	       "0c1d2e3f4a5b\",inode=\"1099\",pod_uid=\"00000063-1b3d-4e5f-8a9b-0c1d2e3f4a5b\","
+	       "0c1d2e3f4a5b\",inode=\"1099\",pod_namespace=\"\",pod_name=\"\",container_name=\"\",pod_uid=\"00000063-1b3d-4e5f-8a9b-0c1d2e3f4a5b\","
 	       "container_id=\"\",qos_class=\"burstable\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(
-	    a, ",inode=\"1098\",pod_uid=\"00000062-1b3d-4e5f-8a9b-0c1d2e3f4a5b\",container_id=\""
+	    a, ",inode=\"1098\",pod_namespace=\"\",pod_name=\"\",container_name=\"\",pod_uid=\"00000062-1b3d-4e5f-8a9b-0c1d2e3f4a5b\",container_id=\""
 	       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",qos_class=\""
 	       "burstable\"} 1\n"));
 	ck_assert_ptr_null(strstr(a, "inode=\"1089\""));
@@ -627,7 +635,7 @@ START_TEST(test_container_info_bounded)
 		for (int i = 0; i < 10000; i++) {
 			snprintf(ids[i], sizeof(ids[i]), "c%05d", i);
 			snprintf(cgs[i], sizeof(cgs[i]), "/pod/%05d", shared ? 0 : i);
-			many[i] = (struct thps_metrics_container){cgs[i], ids[i], ""};
+			many[i] = (struct thps_metrics_container){cgs[i], ids[i], "", "ns", "pod", "c"};
 		}
 		in.containers = many;
 		in.n_containers = 10000;

@@ -220,10 +220,18 @@ START_TEST(test_proc_cgroup)
 	ck_assert_str_eq(buf, "/c");
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/\n", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "/");
+	/* a process outside the reader's cgroup namespace (thpshrink-nri in a pod) */
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/../../kubepods.slice/x.scope\n", buf,
+						  sizeof(buf)),
+			 -EXDEV);
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/..\n", buf, sizeof(buf)), -EXDEV);
+	/* a cgroup named "..x" is a name like any */
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/..x\n", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/..x");
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("12:memory:/a\n", buf, sizeof(buf)), -ENODATA);
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("", buf, sizeof(buf)), -ENODATA);
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/gone (deleted)\n", buf, sizeof(buf)), -EINVAL);
-	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/../x\n", buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::/a/../x\n", buf, sizeof(buf)), -EINVAL);
 	ck_assert_int_eq(thps_proc_cgroup_v2_path("0::relative\n", buf, sizeof(buf)), -EINVAL);
 }
 END_TEST
@@ -286,6 +294,105 @@ START_TEST(test_annotations_control)
 	ck_assert_int_lt(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\\u0000b\"}"), &s), 0);
 	ck_assert(thps_oci_value_clean(S("ok")));
 	ck_assert(!thps_oci_value_clean("a\0b", 3));
+}
+END_TEST
+
+/* CRI-O's io.kubernetes.* annotations: kept as given for the hook to validate; a NUL or a
+ * control character in any drops that one value and flags it. */
+START_TEST(test_state_k8s_annotations)
+{
+	struct thps_oci_state s;
+
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":{"
+						"\"io.kubernetes.pod.namespace\":\"batch\","
+						"\"io.kubernetes.pod.name\":\"web-7d9f\","
+						"\"io.kubernetes.pod.uid\":\"0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b\","
+						"\"io.kubernetes.container.name\":\"App\"}}"),
+					      &s),
+			 0);
+	ck_assert_str_eq(s.k8s_namespace, "batch");
+	ck_assert_str_eq(s.pod, "web-7d9f");
+	ck_assert_str_eq(s.pod_uid, "0f6e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b");
+	ck_assert_str_eq(s.container, "App"); /* as given: the hook refuses it */
+	ck_assert(!s.k8s_refused);
+	thps_oci_state_free(&s);
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":{"
+						"\"io.kubernetes.pod.namespace\":\"batch\\u0000x\","
+						"\"io.kubernetes.pod.name\":\"web\"}}"),
+					      &s),
+			 0);
+	ck_assert_ptr_null(s.k8s_namespace);
+	ck_assert_str_eq(s.pod, "web");
+	ck_assert(s.k8s_refused);
+	thps_oci_state_free(&s);
+	/* a wrong type is a malformed state, as for the thpshrink annotations */
+	ck_assert_int_eq(thps_oci_state_parse(S("{\"ociVersion\":\"1\",\"id\":\"a\",\"annotations\":{"
+						"\"io.kubernetes.pod.namespace\":7}}"),
+					      &s),
+			 -EBADMSG);
+}
+END_TEST
+
+/* The Kubernetes identity thpshrink-nri adds: written, read back, bounded and validated. */
+START_TEST(test_registration_identity)
+{
+	struct thps_registration r, back;
+	char *text = NULL;
+	const char *base = "{\"version\":1,\"id\":\"c1\",\"cgroup\":\"/a\",\"pid\":0,"
+			   "\"pid_start_time\":0,\"created\":\"2026-12-03T05:46:40Z\","
+			   "\"status\":\"created\",";
+	char buf[2048];
+
+	fill_reg(&r, "c1", "/kubepods.slice/c1.scope");
+	snprintf(r.k8s_namespace, sizeof(r.k8s_namespace), "batch");
+	snprintf(r.pod, sizeof(r.pod), "web-0.x");
+	snprintf(r.pod_uid, sizeof(r.pod_uid), "0f0e0d0c-0b0a-0908-0706-050403020100");
+	snprintf(r.container, sizeof(r.container), "app");
+	r.n_labels = 2;
+	snprintf(r.labels[0].key, sizeof(r.labels[0].key), "app.kubernetes.io/name");
+	snprintf(r.labels[0].value, sizeof(r.labels[0].value), "redis");
+	snprintf(r.labels[1].key, sizeof(r.labels[1].key), "tier");
+	r.labels[1].value[0] = '\0';
+	ck_assert_int_eq(thps_registration_to_json(&r, &text), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"batch\""));
+	ck_assert_int_eq(thps_registration_from_json(text, strlen(text), &back), 0);
+	ck_assert_int_eq(memcmp(&r, &back, sizeof(r)), 0);
+	free(text);
+	/* labels out of order or duplicated are not written */
+	snprintf(r.labels[1].key, sizeof(r.labels[1].key), "app");
+	ck_assert_int_eq(thps_registration_to_json(&r, &text), -EINVAL);
+	fill_reg(&r, "c1", "/a");
+	snprintf(r.k8s_namespace, sizeof(r.k8s_namespace), "Batch");
+	ck_assert_int_eq(thps_registration_to_json(&r, &text), -EINVAL);
+
+	/* read side: labels come back sorted; wrong shapes, names and too many are refused */
+	snprintf(buf, sizeof(buf), "%s\"labels\":{\"z\":\"1\",\"a\":\"2\"}}", base);
+	ck_assert_int_eq(thps_registration_from_json(S(buf), &back), 0);
+	ck_assert_uint_eq(back.n_labels, 2);
+	ck_assert_str_eq(back.labels[0].key, "a");
+	ck_assert_str_eq(back.labels[1].value, "1");
+	snprintf(buf, sizeof(buf), "%s\"labels\":{\"a\":1}}", base);
+	ck_assert_int_eq(thps_registration_from_json(S(buf), &back), -EBADMSG);
+	snprintf(buf, sizeof(buf), "%s\"labels\":{\"a b\":\"1\"}}", base);
+	ck_assert_int_eq(thps_registration_from_json(S(buf), &back), -EBADMSG);
+	snprintf(buf, sizeof(buf), "%s\"labels\":[]}", base);
+	ck_assert_int_eq(thps_registration_from_json(S(buf), &back), -EBADMSG);
+	snprintf(buf, sizeof(buf), "%s\"labels\":{", base);
+	for (int i = 0; i <= THPS_REGISTRATION_LABELS_MAX; i++)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s\"k%d\":\"v\"",
+			 i ? "," : "", i);
+	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "}}");
+	ck_assert_int_eq(thps_registration_from_json(S(buf), &back), -EBADMSG);
+	snprintf(buf, sizeof(buf), "%s\"pod\":\"a..b\"}", base);
+	ck_assert_int_eq(thps_registration_from_json(S(buf), &back), -EBADMSG);
+	snprintf(buf, sizeof(buf), "%s\"pod_uid\":\"nope\"}", base);
+	ck_assert_int_eq(thps_registration_from_json(S(buf), &back), -EBADMSG);
+	snprintf(buf, sizeof(buf), "%s\"container\":\"\"}", base);
+	ck_assert_int_eq(thps_registration_from_json(S(buf), &back), -EBADMSG);
+	snprintf(buf, sizeof(buf), "%s\"namespace\":\"kube-system\",\"container\":\"app\"}",
+		 base);
+	ck_assert_int_eq(thps_registration_from_json(S(buf), &back), 0);
+	ck_assert_str_eq(back.k8s_namespace, "kube-system");
 }
 END_TEST
 
@@ -548,7 +655,9 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_proc_cgroup);
 	tcase_add_test(tc, test_proc_stat_starttime);
 	tcase_add_test(tc, test_annotations_control);
+	tcase_add_test(tc, test_state_k8s_annotations);
 	tcase_add_test(tc, test_registration_roundtrip);
+	tcase_add_test(tc, test_registration_identity);
 	tcase_add_test(tc, test_registration_covering);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(td, mkroot, rmroot);

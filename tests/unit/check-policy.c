@@ -15,6 +15,7 @@
 #include "pjson.h"
 #include "k8s.h"
 #include "policy.h"
+#include "registrations.h"
 #include "units.h"
 #include "test-main.h"
 
@@ -263,8 +264,9 @@ END_TEST
 
 START_TEST(test_error_keys)
 {
-	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\", \"pod\": \"x\"}}",
-		      "t.json:1:40: match.pod: unknown key; expected one of: cgroup, container, pod_uid, qos_class",
+	expect_errors("{\"name\": \"a\", \"match\": {\"cgroup\": \"/\", \"pods\": \"x\"}}",
+		      "t.json:1:40: match.pods: unknown key; expected one of: cgroup, container, "
+		      "pod_uid, qos_class, namespace, pod, container_name, labels",
 		      NULL);
 	expect_errors("{\"name\": \"a\",\n \"name\": \"b\", \"match\": {\"cgroup\": \"/\"}}",
 		      "t.json:2:2: name: duplicate key (first at line 1, column 2)", NULL);
@@ -556,6 +558,178 @@ START_TEST(test_choose_tenant)
 	ck_assert_str_eq(c.policy->name, "(builtin)");
 	ck_assert_int_eq(c.mode, THPS_MODE_OBSERVE);
 	thps_policy_set_free(set);
+}
+END_TEST
+
+/* The registration's Kubernetes identity (policy-ident.c): namespace exact, pod and
+ * container_name globs, labels all equal; a registration without the identity (the hook's on
+ * a runtime that tells none) matches no such selector. */
+static void set_ident(struct thps_registration *r, const char *id, const char *ns, const char *pod,
+		      const char *ctr)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->id, sizeof(r->id), "%s", id);
+	snprintf(r->k8s_namespace, sizeof(r->k8s_namespace), "%s", ns);
+	snprintf(r->pod, sizeof(r->pod), "%s", pod);
+	snprintf(r->container, sizeof(r->container), "%s", ctr);
+}
+
+static void add_label(struct thps_registration *r, const char *k, const char *v)
+{
+	snprintf(r->labels[r->n_labels].key, sizeof(r->labels[0].key), "%s", k);
+	snprintf(r->labels[r->n_labels].value, sizeof(r->labels[0].value), "%s", v);
+	r->n_labels++;
+}
+
+#define MATCH_REG(set, cg, reg) thps_policy_match_reg(set, cg, reg)->name
+
+START_TEST(test_match_identity)
+{
+	struct thps_policy_set *set = load_text(
+	    "{\"policies\": [\n"
+	    "{\"name\": \"sys\", \"match\": {\"cgroup\": \"/system.slice/*\"}},\n"
+	    "{\"name\": \"batch\", \"match\": {\"namespace\": [\"batch\", \"etl\"]}, \"mode\": "
+	    "\"enforce\"},\n"
+	    "{\"name\": \"db\", \"match\": {\"labels\": {\"tier\": \"db\"}}},\n"
+	    "{\"name\": \"web-pods\", \"match\": {\"pod\": \"web-*\"}},\n"
+	    "{\"name\": \"sidecar\", \"match\": {\"container_name\": \"istio-?roxy\"}},\n"
+	    "{\"name\": \"batch-db\", \"match\": {\"namespace\": \"batch\", \"labels\": "
+	    "{\"tier\": \"db\", \"app.kubernetes.io/name\": \"pg\"}}},\n"
+	    "{\"name\": \"empty-label\", \"match\": {\"labels\": {\"canary\": \"\"}}}\n"
+	    "]}");
+	struct thps_registration r;
+	struct thps_choice c;
+
+	ck_assert_uint_eq(set->policies[1].n_match_namespace, 2);
+	ck_assert_uint_eq(set->policies[5].n_match_labels, 2);
+	/* no identity: none of these selectors holds */
+	ck_assert_str_eq(MATCH_REG(set, CGA, NULL), "(builtin)");
+	set_ident(&r, CID, "", "", "");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "(builtin)");
+	set_ident(&r, CID, "web", "web-7d9f", "nginx");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "web-pods");
+	set_ident(&r, CID, "web", "api-1", "istio-proxy");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "sidecar");
+	set_ident(&r, CID, "web", "api-1", "app");
+	add_label(&r, "tier", "db");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "db");
+	/* a label of another value, or the key absent, does not match */
+	set_ident(&r, CID, "web", "api-1", "app");
+	add_label(&r, "tier", "dbx");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "(builtin)");
+	set_ident(&r, CID, "web", "api-1", "app");
+	add_label(&r, "canary", "");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "empty-label");
+	/* namespace equality, not a glob nor a prefix */
+	set_ident(&r, CID, "batch2", "x", "app");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "(builtin)");
+	set_ident(&r, CID, "etl", "x", "app");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "batch");
+
+	/* The tenant boundary: a pod in "batch" sets every tenant-set field a less strict
+	 * policy selects (label tier=db, pod web-*, container istio-proxy): the operator's
+	 * namespace rule still wins... */
+	set_ident(&r, CID, "batch", "web-1", "istio-proxy");
+	add_label(&r, "tier", "db");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "batch");
+	/* ...and naming the observing label policy by annotation is no way out either: its
+	 * match holds (the tenant set the label), but it names no namespace where matching gave
+	 * a namespace's policy */
+	snprintf(r.policy, sizeof(r.policy), "db");
+	thps_policy_choose_reg(set, CGA, &r, &c);
+	ck_assert_int_eq(c.refused, THPS_CHOICE_NAMESPACE);
+	ck_assert_str_eq(c.policy->name, "batch");
+	ck_assert_int_eq(c.mode, THPS_MODE_ENFORCE);
+	/* outside a namespace rule the same annotation applies (the operator gave that policy to
+	 * every pod that labels itself so: thpshrink-policy(5) TENANTS) */
+	set_ident(&r, CID, "web", "api-1", "app");
+	add_label(&r, "tier", "db");
+	snprintf(r.policy, sizeof(r.policy), "db");
+	thps_policy_choose_reg(set, CGA, &r, &c);
+	ck_assert_int_eq(c.refused, THPS_CHOICE_OK);
+	ck_assert_str_eq(c.policy->name, "db");
+	/* a policy the operator wrote with the namespace may be named: */
+	set_ident(&r, CID, "batch", "web-1", "istio-proxy");
+	add_label(&r, "tier", "db");
+	add_label(&r, "app.kubernetes.io/name", "pg");
+	snprintf(r.policy, sizeof(r.policy), "batch-db");
+	thps_policy_choose_reg(set, CGA, &r, &c);
+	ck_assert_int_eq(c.refused, THPS_CHOICE_OK);
+	ck_assert_str_eq(c.policy->name, "batch-db");
+	/* and it outranks the namespace-only rule in matching, as the operator wrote it */
+	r.policy[0] = 0;
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "batch-db");
+	/* a registration naming a policy whose namespace is another's is refused */
+	set_ident(&r, CID, "web", "api-1", "app");
+	snprintf(r.policy, sizeof(r.policy), "batch");
+	snprintf(r.mode, sizeof(r.mode), "observe");
+	thps_policy_choose_reg(set, CGA, &r, &c);
+	ck_assert_int_eq(c.refused, THPS_CHOICE_NOT_MATCHED);
+	ck_assert_str_eq(c.policy->name, "(builtin)");
+	/* its own namespace's: applied, the mode not delegated */
+	set_ident(&r, CID, "batch", "api-1", "app");
+	snprintf(r.policy, sizeof(r.policy), "batch");
+	snprintf(r.mode, sizeof(r.mode), "observe");
+	thps_policy_choose_reg(set, CGA, &r, &c);
+	ck_assert_int_eq(c.refused, THPS_CHOICE_OK);
+	ck_assert_str_eq(c.policy->name, "batch");
+	ck_assert_int_eq(c.mode, THPS_MODE_ENFORCE);
+	ck_assert(c.mode_refused);
+	/* the string form (no identity) never matches an identity selector */
+	ck_assert_str_eq(MATCH(set, CGA, CID), "(builtin)");
+	thps_policy_set_free(set);
+
+	/* A tenant-set selector never outranks the operator's cgroup glob either: it refines
+	 * one only where the operator wrote both into one policy. */
+	set = load_text("{\"policies\": [\n"
+			"{\"name\": \"pods-enf\", \"match\": {\"cgroup\": "
+			"\"/kubepods.slice/*/*/*\"}, \"mode\": \"enforce\"},\n"
+			"{\"name\": \"db-obs\", \"match\": {\"labels\": {\"tier\": \"db\"}}},\n"
+			"{\"name\": \"pods-db\", \"match\": {\"cgroup\": "
+			"\"/kubepods.slice/*/*/*\", \"pod\": \"db-*\"}}\n"
+			"]}");
+	set_ident(&r, CID, "web", "api-1", "app");
+	add_label(&r, "tier", "db");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "pods-enf");
+	ck_assert_str_eq(MATCH_REG(set, "/elsewhere", &r), "db-obs");
+	set_ident(&r, CID, "web", "db-1", "app");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "pods-db");
+	thps_policy_set_free(set);
+}
+END_TEST
+
+START_TEST(test_identity_errors)
+{
+	expect_errors("{\"name\": \"a\", \"match\": {\"namespace\": \"Batch\"}}",
+		      "t.json:1:38: match.namespace: expected a namespace name like \"batch\" (a "
+		      "DNS label: [a-z0-9-], 1-63 characters, no glob), got \"Batch\"",
+		      NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"namespace\": \"b*\"}}",
+		      "t.json:1:38: match.namespace: expected a namespace name like \"batch\" (a "
+		      "DNS label: [a-z0-9-], 1-63 characters, no glob), got \"b*\"",
+		      NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"pod\": [\"ok\", \"a/b\"]}}",
+		      "t.json:1:39: match.pod[1]: expected a pod name (glob) of 1-253 characters "
+		      "from [a-z0-9.*?-], got \"a/b\"",
+		      NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"container_name\": \"a.b\"}}",
+		      "t.json:1:43: match.container_name: expected a container name (glob) of "
+		      "1-63 characters from [a-z0-9*?-], got \"a.b\"",
+		      NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"labels\": {}}}",
+		      "t.json:1:35: match.labels: expected 1 to 16 pod labels, got 0", NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"labels\": [\"tier\"]}}",
+		      "t.json:1:35: match.labels: expected an object of pod labels {\"key\": "
+		      "\"value\"}, got an array",
+		      NULL);
+	expect_errors("{\"name\": \"a\", \"match\": {\"labels\": {\"-x\": \"1\", \"k\": 2, \"k\": "
+		      "\"v\"}}}",
+		      "t.json:1:36: match.labels.-x: expected a label key of 1-127 characters "
+		      "from [A-Za-z0-9_./-], starting and ending alphanumeric",
+		      "t.json:1:52: match.labels.k: expected a label value: \"\" or 1-63 "
+		      "characters from [A-Za-z0-9_.-], starting and ending alphanumeric, got 2",
+		      "t.json:1:55: match.labels.k: duplicate key (first at line 1, column 47)",
+		      NULL);
 }
 END_TEST
 
@@ -1036,6 +1210,8 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_match_specificity);
 	tcase_add_test(tc, test_match_kubernetes);
 	tcase_add_test(tc, test_choose_tenant);
+	tcase_add_test(tc, test_match_identity);
+	tcase_add_test(tc, test_identity_errors);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dir");
 	tcase_add_checked_fixture(tc, setup_dir, teardown_dir);

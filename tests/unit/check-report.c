@@ -9,6 +9,7 @@
 
 #include "report-json.h"
 #include "report-text.h"
+#include "registrations.h"
 #include "report.h"
 #include "scan.h"
 #include "thp.h"
@@ -322,13 +323,28 @@ END_TEST
 
 /* kubelet's cgroups in the JSON report: a CRI-O container under systemd (pod, QoS, id), a
  * pod's own cgroup under cgroupfs (no container id), and a look-alike with a malformed UID
- * (no "kubernetes" object). The golden file is also checked against the schema. */
+ * (no "kubernetes" object). The container is registered with its names (thpshrink-nri): an
+ * "identity" object; the look-alike's registration tells none: no object. The golden file is
+ * also checked against the schema. */
 START_TEST(test_k8s_golden)
 {
 	struct thps_scan s;
 	struct thps_geometry g;
 	struct thps_report_opts o = opts_for(0);
+	struct thps_registration r[2] = {
+	    {.id = "c1",
+	     .cgroup = "/kubepods.slice/kubepods-burstable.slice/"
+		       "kubepods-burstable-pod0f6e2a4c_1b3d_4e5f_8a9b_0c1d2e3f4a5b.slice",
+	     .k8s_namespace = "batch",
+	     .pod = "pg-0",
+	     .container = "postgres",
+	     .n_labels = 2,
+	     .labels = {{"app.kubernetes.io/name", "pg"}, {"tier", "db"}}},
+	    {.id = "c2", .cgroup = "/kubepods/besteffort/pod0f6e2a4c-1b3d-4e5f-8a9b"},
+	};
+	struct thps_registration_list regs = {.items = r, .n = 2};
 
+	o.regs = &regs; /* the pod's registration covers its container's cgroup */
 	thps_geometry_default(&g);
 	thps_scan_init(&s, &g);
 	add_thps(&s,
