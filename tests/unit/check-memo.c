@@ -161,7 +161,7 @@ START_TEST(test_memo_table)
 	const unsigned n = 100000;
 
 	ck_assert_int_eq(thps_memo_new(&m), 0);
-	thps_memo_pass_begin(m, 102, 0);
+	thps_memo_pass_begin(m, 102, 0, 0);
 	for (unsigned i = 0; i < n; i++) {
 		struct thps_memo_key k = { .pfn = (uint64_t)i * 512 + 7, .va = (uint64_t)i << 21, .pid = 42,
 					   .starttime = 9, .order = 9 };
@@ -173,7 +173,7 @@ START_TEST(test_memo_table)
 	ck_assert_uint_eq(st.entries, n);
 	ck_assert_uint_le(st.bytes, (uint64_t)n * 32 * 4 / 3 * 2);
 
-	thps_memo_pass_begin(m, 102, 0);
+	thps_memo_pass_begin(m, 102, 0, 0);
 	for (unsigned i = 0; i < n; i += 2) {
 		struct thps_memo_key k = { .pfn = (uint64_t)i * 512 + 7, .va = (uint64_t)i << 21, .pid = 42,
 					   .starttime = 9, .order = 9 };
@@ -184,7 +184,7 @@ START_TEST(test_memo_table)
 	thps_memo_stats(m, &st);
 	ck_assert_uint_eq(st.entries, n / 2);
 
-	thps_memo_pass_begin(m, 102, 0);
+	thps_memo_pass_begin(m, 102, 0, 0);
 	for (unsigned i = 0; i < n; i++) {
 		struct thps_memo_key k = { .pfn = (uint64_t)i * 512 + 7, .va = (uint64_t)i << 21, .pid = 42,
 					   .starttime = 9, .order = 9 };
