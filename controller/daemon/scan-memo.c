@@ -93,12 +93,14 @@ void scan_memo_learn(struct scan_memo *m, const struct thps_scan_summary *s)
 	if (m->trust < 0 && s->method) {
 		m->trust = strcmp(s->method, "PAGEMAP_SCAN") == 0;
 		if (m->trust)
-			log_info("Scan memo: carried THPs are found by their PAGEMAP_SCAN runs, each "
-				 "one's head PFN read again in a rotation (%.1f%% of a core)",
-				 SCAN_MEMO_VERIFY_CPU);
+			log_info(
+			    "Scan memo: carried THPs are found by their PAGEMAP_SCAN runs, each "
+			    "one's head PFN read again in a rotation (%.1f%% of a core)",
+			    SCAN_MEMO_VERIFY_CPU);
 		else
-			log_notice("Scan memo: no PAGEMAP_SCAN (Linux before 6.7): every carried THP's "
-				   "head PFN is read each pass");
+			log_notice(
+			    "Scan memo: no PAGEMAP_SCAN (Linux before 6.7): every carried THP's "
+			    "head PFN is read each pass");
 	}
 
 	if (s->folios_refreshed < 8)

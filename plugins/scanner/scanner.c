@@ -231,8 +231,8 @@ static int count_folio(struct scanner *s, const struct memo_probe *mp, uint64_t 
 }
 
 /* Counts the THP at addr with head PFN head, charged to memcg ino (the filter kept it). */
-static int add_thp(struct scanner *s, uint64_t addr, uint64_t head, uint64_t ino,
-		   const char *path, unsigned utilized)
+static int add_thp(struct scanner *s, uint64_t addr, uint64_t head, uint64_t ino, const char *path,
+		   unsigned utilized)
 {
 	const struct thps_geometry *g = &s->scan->geom;
 	struct thps_cgroup_stats *c;
