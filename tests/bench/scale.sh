@@ -227,7 +227,7 @@ BEGIN {
 	printf "  busy node (half the THPs written every interval): %.3f s a pass + the rotation = %.2f %% (%.2f %% .. %.2f %%; the ticks'"'"' slope %.2f %%)  %s\n",
 		F[1] + BM[2] * n, bw, bw - 2 * BM[5] * n / 60 * 100, bw + 2 * BM[5] * n / 60 * 100, b1, verdict(bw)
 	printf "  detection lags (this pass design): a low-util THP that is new, or a mapping that changed, at the next pass; a partly unmapped THP at the next pass; a full THP that empties in place within one rotation turn (above); with PAGEMAP_SCAN a THP replaced at the same address within one identity turn: at 1 TiB %.0f head-PFN reads a pass (%s %% of a core at %.1f us, scan-memo.h), a turn in %.0f passes = %.0f min at 60 s\n",
-		vc / 100 * 60 / (vn / 1e9), vc, vn / 1000, n / (vc / 100 * 60 / (vn / 1e9)), n / (vc / 100 * 60 / (vn / 1e9))"
+		vc / 100 * 60 / (vn / 1e9), vc, vn / 1000, n / (vc / 100 * 60 / (vn / 1e9)), n / (vc / 100 * 60 / (vn / 1e9))
 	printf "%s bench-scale.2m-steady 1 TiB of 2 MiB THPs at 60 s: %.2f %% of one core (the daemon without THPs %.4f s a pass + %.3f us a THP +- %.3f, r2 %.3f, + rotation %s %%; the ticks'"'"' own slope %.3f us +- %.3f gives %.2f %%; goal <= 1 %%)\n",
 		sw <= 1 ? "PASS" : "FAIL", sw, F[1], SM[2] * 1e6, SM[5] * 1e6, SM[3], rd, ST[2] * 1e6, ST[5] * 1e6, s1 >> res
 	printf "%s bench-scale.2m-busy 1 TiB of 2 MiB THPs, half written every 60 s: %.2f %% of one core (the daemon without THPs %.4f s a pass + %.3f us a THP +- %.3f, r2 %.3f, + rotation %s %%; the ticks'"'"' own slope %.3f us +- %.3f gives %.2f %%; goal <= 1 %%)\n",
