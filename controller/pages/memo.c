@@ -72,21 +72,14 @@ static size_t home_of(const struct thps_memo *m, uint64_t vo, uint32_t pid, uint
 	return (size_t)((h * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
 }
 
-static size_t home(const struct thps_memo *m, const struct entry *e)
-{
-	return home_of(m, e->va_order, e->pid, e->start);
-}
-
 static bool same_place(const struct entry *e, uint64_t vo, uint32_t pid, uint32_t start)
 {
 	return e->va_order == vo && e->pid == pid && e->start == start;
 }
 
-/* The slot of the folio mapped where k says, or the free slot where it would go. */
-static size_t find(const struct thps_memo *m, const struct thps_memo_key *k)
+/* The slot of the folio mapped at (vo, pid, start), or the free slot where it would go. */
+static size_t find_at(const struct thps_memo *m, uint64_t vo, uint32_t pid, uint32_t start)
 {
-	uint64_t vo = va_order(k);
-	uint32_t pid = (uint32_t)k->pid, start = (uint32_t)k->starttime;
 	size_t i = home_of(m, vo, pid, start);
 
 	while (m->v[i].pfn1 && !same_place(&m->v[i], vo, pid, start))
@@ -94,13 +87,9 @@ static size_t find(const struct thps_memo *m, const struct thps_memo_key *k)
 	return i;
 }
 
-static size_t find_entry(const struct thps_memo *m, const struct entry *e)
+static size_t find(const struct thps_memo *m, const struct thps_memo_key *k)
 {
-	size_t i = home(m, e);
-
-	while (m->v[i].pfn1 && !same_place(&m->v[i], e->va_order, e->pid, e->start))
-		i = (i + 1) & (m->cap - 1);
-	return i;
+	return find_at(m, va_order(k), (uint32_t)k->pid, (uint32_t)k->starttime);
 }
 
 static int grow(struct thps_memo *m)
@@ -116,7 +105,7 @@ static int grow(struct thps_memo *m)
 	m->cap = old_cap * 2;
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].pfn1)
-			m->v[find_entry(m, &old[i])] = old[i];
+			m->v[find_at(m, old[i].va_order, old[i].pid, old[i].start)] = old[i];
 	free(old);
 	/* the windows keep their share of the table */
 	m->window_start *= 2;
@@ -247,7 +236,7 @@ static void delete_at(struct thps_memo *m, size_t i)
 		j = (j + 1) & (m->cap - 1);
 		if (!m->v[j].pfn1)
 			break;
-		h = home(m, &m->v[j]);
+		h = home_of(m, m->v[j].va_order, m->v[j].pid, m->v[j].start);
 		/* j's entry may move to i unless its home lies cyclically in (i, j] */
 		if (((j - h) & (m->cap - 1)) >= ((j - i) & (m->cap - 1))) {
 			m->v[i] = m->v[j];
