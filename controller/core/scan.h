@@ -80,6 +80,8 @@ struct thps_scan_summary {
 	uint64_t folios_refreshed; /* ... read in the memo's refresh rotation (until proven above
 				      the cut) */
 	uint64_t folios_memo;	   /* ... whose count was carried from the memo without a read */
+	uint64_t folios_trusted;   /* ... of them, found by their PAGEMAP_SCAN run alone (no
+				      head-PFN read: memo.h) */
 	uint64_t read_cpu_ns;	   /* CPU spent reading contents (whole reads and refreshes) */
 	uint64_t refresh_cpu_ns;   /* ... of it, by the refresh rotation */
 	uint64_t thps_shared;	   /* further mappings of an already counted THP (same PFN) */
@@ -124,10 +126,13 @@ struct thps_scan_opts {
 	unsigned record_max_bucket;  /* ... also up to this bucket (a policy's wider cut) */
 	/* The daemon's memo of what earlier passes read (memo.h); NULL: read every folio, exact
 	 * (the CLI). Counts at or below memo_exact_max_per512 (of 512 subpages, scaled to each
-	 * folio's size) are re-read every pass; memo_refresh_folios others get their turn. */
+	 * folio's size) are re-read every pass; memo_refresh_folios others get their turn, and
+	 * memo_verify_folios carried ones have their head PFN read again (0: none, so a THP
+	 * replaced at the same address stays carried while the memo holds it). */
 	struct thps_memo *memo;
 	unsigned memo_exact_max_per512;
 	uint64_t memo_refresh_folios;
+	uint64_t memo_verify_folios;
 };
 
 struct thps_scan {

@@ -658,6 +658,12 @@ static void memo(struct out *o, const struct thps_metrics_input *in)
 		 "Time until the refresh rotation has re-read every THP in the memo, at its "
 		 "current pace.",
 		 1, in->memo_full_refresh_seconds);
+	if (in->memo_trust)
+		scalar_f(o, "thpshrink_scan_full_verify_seconds", "gauge",
+			 "Time until the identity rotation has read every memo THP's head PFN "
+			 "again, at its current pace: how long a THP replaced at the same address "
+			 "can keep its old count.",
+			 1, in->memo_full_verify_seconds);
 }
 
 /* Everything the last pass measured; nothing before the first pass (in->scan NULL). */

@@ -108,6 +108,8 @@ struct thps_metrics_input {
 	uint64_t memo_entries;
 	uint64_t memo_bytes;
 	double memo_full_refresh_seconds;
+	bool memo_trust; /* carried THPs found by PAGEMAP_SCAN runs: the identity rotation runs */
+	double memo_full_verify_seconds;
 
 	bool dry_run;
 	uint64_t proc_events_total;

@@ -118,6 +118,8 @@ static json_object *status_scan(const struct manager *m)
 	json_object_object_add(o, "folios_refreshed",
 			       json_object_new_int64((int64_t)s->folios_refreshed));
 	json_object_object_add(o, "folios_memo", json_object_new_int64((int64_t)s->folios_memo));
+	json_object_object_add(o, "folios_trusted",
+			       json_object_new_int64((int64_t)s->folios_trusted));
 	json_object_object_add(o, "read_bytes", json_object_new_int64((int64_t)s->bytes_read));
 	json_object_object_add(o, "cpu_seconds", json_object_new_double(s->cpu_ns / 1e9));
 	json_object_object_add(o, "memo", json_object_new_boolean(mf.enabled));
@@ -131,6 +133,9 @@ static json_object *status_scan(const struct manager *m)
 				       json_object_new_double(mf.refresh_cost_us));
 		json_object_object_add(o, "full_refresh_seconds",
 				       json_object_new_double(mf.full_refresh_seconds));
+		if (mf.trust)
+			json_object_object_add(o, "full_verify_seconds",
+					       json_object_new_double(mf.full_verify_seconds));
 	}
 	return o;
 }
@@ -402,6 +407,8 @@ int publish(struct manager *m)
 	in.memo_entries = mf.entries;
 	in.memo_bytes = mf.bytes;
 	in.memo_full_refresh_seconds = mf.full_refresh_seconds;
+	in.memo_trust = mf.trust;
+	in.memo_full_verify_seconds = mf.full_verify_seconds;
 	len = thps_metrics_format_alloc(&in, METRICS_MAX, &text);
 	/* status.json does not depend on the exposition: 'thpshrink explain' and the liveness
 	 * check read it whatever happened to the metrics. */

@@ -15,6 +15,11 @@
  * whole turn takes however little it costs. */
 #define SCAN_MEMO_REFRESH_CPU_DEFAULT 0.7
 #define SCAN_MEMO_MIN_TURN_PASSES     8
+/* The identity rotation (memo.h): the share of one core it may spend re-reading head PFNs of
+ * THPs carried by their PAGEMAP_SCAN run, at what one such pagemap read costs (measured on
+ * the development machine: 1.0 us quiet, 1.3 us loaded). 1 TiB of THPs: a turn in 13 passes. */
+#define SCAN_MEMO_VERIFY_CPU	 0.1
+#define SCAN_MEMO_VERIFY_COST_NS 1500.0
 
 struct scan_memo;
 
@@ -25,6 +30,9 @@ struct scan_memo_figures {
 	uint64_t refresh_folios;     /* this pass's refresh budget */
 	double refresh_cost_us;	     /* CPU per refreshed folio, measured */
 	double full_refresh_seconds; /* how long until every memo entry was re-read, at this pace */
+	bool trust;		     /* carried THPs found by PAGEMAP_SCAN runs (memo.h) */
+	uint64_t verify_folios;	     /* ... the next pass's identity budget */
+	double full_verify_seconds;  /* ... until every entry's head PFN was read again */
 };
 
 /* Returns 0 or -ENOMEM. refresh_cpu_percent > 0. */

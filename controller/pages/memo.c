@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* An open-addressing table keyed by head PFN, linear probing, deletion by backward shift (no
- * tombstones, so the table never needs a rebuild and stays at 32 bytes a slot). The refresh
- * rotation is a window over the slots that moves each pass: a stable order without a list. */
+/* An open-addressing table keyed by where the folio is mapped (process, start time, address,
+ * size), so PAGEMAP_SCAN's runs, which carry no PFN, can find it; the head PFN is the identity
+ * checked when it was read. Linear probing, deletion by backward shift (no tombstones, so the
+ * table never needs a rebuild and stays at 32 bytes a slot). The refresh and identity
+ * rotations are windows over the slots that move each pass: a stable order without a list. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,8 @@ struct thps_memo {
 	unsigned exact_max_per512;
 	size_t window_start, window_len; /* this pass's refresh slots */
 	size_t cursor;
+	size_t verify_start, verify_len; /* this pass's identity slots */
+	size_t verify_cursor;
 };
 
 #define MEMO_MIN_CAP 1024
@@ -56,30 +60,36 @@ void thps_memo_free(struct thps_memo *m)
 	free(m);
 }
 
-static size_t home(const struct thps_memo *m, uint64_t pfn)
-{
-	return (size_t)((pfn * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
-}
-
 static uint64_t va_order(const struct thps_memo_key *k)
 {
 	return k->va | (k->order & 0xfff);
 }
 
-static bool same_folio(const struct entry *e, const struct thps_memo_key *k)
+static size_t home_of(const struct thps_memo *m, uint64_t vo, uint32_t pid, uint32_t start)
 {
-	return e->va_order == va_order(k) && e->pid == (uint32_t)k->pid &&
-	       e->start == (uint32_t)k->starttime;
+	uint64_t h = (vo >> 12) ^ ((uint64_t)pid << 40) ^ ((uint64_t)start * 0xff51afd7ed558ccdull);
+
+	return (size_t)((h * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
 }
 
-/* The slot holding pfn, or the free slot where it would go. */
-static size_t find(const struct thps_memo *m, uint64_t pfn)
+static bool same_place(const struct entry *e, uint64_t vo, uint32_t pid, uint32_t start)
 {
-	size_t i = home(m, pfn);
+	return e->va_order == vo && e->pid == pid && e->start == start;
+}
 
-	while (m->v[i].pfn1 && m->v[i].pfn1 != pfn + 1)
+/* The slot of the folio mapped at (vo, pid, start), or the free slot where it would go. */
+static size_t find_at(const struct thps_memo *m, uint64_t vo, uint32_t pid, uint32_t start)
+{
+	size_t i = home_of(m, vo, pid, start);
+
+	while (m->v[i].pfn1 && !same_place(&m->v[i], vo, pid, start))
 		i = (i + 1) & (m->cap - 1);
 	return i;
+}
+
+static size_t find(const struct thps_memo *m, const struct thps_memo_key *k)
+{
+	return find_at(m, va_order(k), (uint32_t)k->pid, (uint32_t)k->starttime);
 }
 
 static int grow(struct thps_memo *m)
@@ -95,43 +105,64 @@ static int grow(struct thps_memo *m)
 	m->cap = old_cap * 2;
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].pfn1)
-			m->v[find(m, old[i].pfn1 - 1)] = old[i];
+			m->v[find_at(m, old[i].va_order, old[i].pid, old[i].start)] = old[i];
 	free(old);
-	/* the window keeps its share of the table */
+	/* the windows keep their share of the table */
 	m->window_start *= 2;
 	m->window_len *= 2;
 	m->cursor *= 2;
+	m->verify_start *= 2;
+	m->verify_len *= 2;
+	m->verify_cursor *= 2;
 	return 0;
 }
 
-void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64_t refresh_folios)
+/* folios of the n entries: the same share of the slots */
+static size_t window_slots(const struct thps_memo *m, uint64_t folios)
+{
+	return m->n && folios ? (size_t)MIN((uint64_t)m->cap, folios * m->cap / m->n + 1) : 0;
+}
+
+void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64_t refresh_folios,
+			  uint64_t verify_folios)
 {
 	m->pass++;
 	m->exact_max_per512 = exact_max_per512;
 	m->window_start = m->cursor;
-	/* refresh_folios of the n entries: the same share of the slots */
-	m->window_len = m->n && refresh_folios
-			    ? (size_t)MIN((uint64_t)m->cap, refresh_folios * m->cap / m->n + 1)
-			    : 0;
+	m->window_len = window_slots(m, refresh_folios);
 	m->cursor = (m->cursor + m->window_len) & (m->cap - 1);
+	m->verify_start = m->verify_cursor;
+	m->verify_len = window_slots(m, verify_folios);
+	m->verify_cursor = (m->verify_cursor + m->verify_len) & (m->cap - 1);
+}
+
+static bool in_slots(const struct thps_memo *m, size_t i, size_t start, size_t len)
+{
+	return ((i - start) & (m->cap - 1)) < len || len >= m->cap;
 }
 
 static bool in_window(const struct thps_memo *m, size_t i)
 {
-	return ((i - m->window_start) & (m->cap - 1)) < m->window_len || m->window_len >= m->cap;
+	return in_slots(m, i, m->window_start, m->window_len);
+}
+
+/* the count threshold scaled to a folio of 2^order pages, rounded up: never fewer re-reads */
+static unsigned exact_limit(const struct thps_memo *m, unsigned order)
+{
+	unsigned pages = 1u << MIN(order, 20u);
+
+	return (unsigned)(((uint64_t)m->exact_max_per512 * pages + 511) / 512);
 }
 
 enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_memo_key *k,
 					unsigned *ret_utilized, unsigned *ret_limit,
 					uint64_t *ret_cgroup)
 {
-	size_t i = find(m, k->pfn);
+	size_t i = find(m, k);
 	struct entry *e = &m->v[i];
-	unsigned pages = 1u << MIN(k->order, 20u);
-	/* the threshold scaled to this folio's size, rounded up: never fewer re-reads */
-	unsigned limit = (unsigned)(((uint64_t)m->exact_max_per512 * pages + 511) / 512);
+	unsigned limit = exact_limit(m, k->order);
 
-	if (!e->pfn1 || !same_folio(e, k))
+	if (!e->pfn1 || e->pfn1 != k->pfn + 1)
 		return THPS_MEMO_READ;
 	e->seen = (uint16_t)m->pass;
 	*ret_utilized = e->utilized;
@@ -145,10 +176,28 @@ enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_m
 	return THPS_MEMO_CARRY;
 }
 
+enum thps_memo_verdict thps_memo_lookup_va(struct thps_memo *m, const struct thps_memo_key *k,
+					   unsigned *ret_utilized, uint64_t *ret_cgroup,
+					   uint64_t *ret_pfn)
+{
+	size_t i = find(m, k);
+	struct entry *e = &m->v[i];
+
+	/* what thps_memo_lookup() would not carry, and this pass's identity turn, need the PFN */
+	if (!e->pfn1 || !e->cgroup || e->utilized <= exact_limit(m, k->order) || in_window(m, i) ||
+	    in_slots(m, i, m->verify_start, m->verify_len))
+		return THPS_MEMO_READ;
+	e->seen = (uint16_t)m->pass;
+	*ret_utilized = e->utilized;
+	*ret_cgroup = e->cgroup;
+	*ret_pfn = e->pfn1 - 1;
+	return THPS_MEMO_CARRY;
+}
+
 int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned utilized,
 		    bool complete, uint64_t cgroup)
 {
-	size_t i = find(m, k->pfn);
+	size_t i = find(m, k);
 	struct entry *e = &m->v[i];
 
 	if (!e->pfn1) {
@@ -159,12 +208,12 @@ int thps_memo_store(struct thps_memo *m, const struct thps_memo_key *k, unsigned
 			int r = grow(m);
 			if (r < 0)
 				return r;
-			i = find(m, k->pfn);
+			i = find(m, k);
 			e = &m->v[i];
 		}
 		m->n++;
-	} else if (!complete && !same_folio(e, k))
-		return 0;
+	} else if (!complete && e->pfn1 != k->pfn + 1)
+		return 0; /* another folio at the place since: its last count is not this one */
 	e->pfn1 = k->pfn + 1;
 	e->va_order = va_order(k);
 	e->pid = (uint32_t)k->pid;
@@ -187,7 +236,7 @@ static void delete_at(struct thps_memo *m, size_t i)
 		j = (j + 1) & (m->cap - 1);
 		if (!m->v[j].pfn1)
 			break;
-		h = home(m, m->v[j].pfn1 - 1);
+		h = home_of(m, m->v[j].va_order, m->v[j].pid, m->v[j].start);
 		/* j's entry may move to i unless its home lies cyclically in (i, j] */
 		if (((j - h) & (m->cap - 1)) >= ((j - i) & (m->cap - 1))) {
 			m->v[i] = m->v[j];

@@ -10,6 +10,11 @@
  *  - a rotating share of the rest (the refresh), paid from a CPU budget of its own. A refresh
  *    reads only until the folio is proven above the threshold; its count stays the last exact
  *    one, an estimate above the cut. A folio zeroed in place is found at its turn.
+ * Where PAGEMAP_SCAN shows a PMD-mapped run (Linux 6.7+), a carried THP is found by where it
+ * is mapped (thps_memo_lookup_va), without the pagemap read of its head PFN: the mapping is
+ * trusted. A THP replaced at the same address (munmap or MADV_DONTNEED, then a fault) keeps
+ * its old count until the identity rotation, a second window like the refresh one, reads its
+ * PFN again (thps_memo_lookup): one identity turn at most.
  * Anything acted on is still re-read just before the action (the split actuator's re-check).
  * Entries of folios a pass did not see (exited processes, changed PFNs) are dropped at its end.
  * 32 bytes per folio. Only the scan thread uses a memo, one pass at a time. */
@@ -46,8 +51,10 @@ int thps_memo_new(struct thps_memo **ret);
 void thps_memo_free(struct thps_memo *m);
 
 /* Starts a pass: counts at or below exact_max utilized subpages (per 512; scaled to each
- * folio's size) are re-read every pass; refresh_folios others get their turn. */
-void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64_t refresh_folios);
+ * folio's size) are re-read every pass; refresh_folios others get their turn, and
+ * verify_folios get their identity (head PFN) checked. */
+void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64_t refresh_folios,
+			  uint64_t verify_folios);
 
 /* What to do with the folio at k (marks it seen this pass). When the memo knows the folio,
  * *ret_utilized is its last exact count (with CARRY: the count to use) and *ret_cgroup the
@@ -57,6 +64,14 @@ void thps_memo_pass_begin(struct thps_memo *m, unsigned exact_max_per512, uint64
 enum thps_memo_verdict thps_memo_lookup(struct thps_memo *m, const struct thps_memo_key *k,
 					unsigned *ret_utilized, unsigned *ret_limit,
 					uint64_t *ret_cgroup);
+
+/* The same for a folio known only by its place (k->pfn unused): THPS_MEMO_CARRY when the
+ * memo would carry it, its cgroup is known and its identity turn is not this pass (marks it
+ * seen; *ret_pfn is the head PFN last read, for the dedup of shared THPs); THPS_MEMO_READ
+ * otherwise: read the head PFN and ask thps_memo_lookup(). */
+enum thps_memo_verdict thps_memo_lookup_va(struct thps_memo *m, const struct thps_memo_key *k,
+					   unsigned *ret_utilized, uint64_t *ret_cgroup,
+					   uint64_t *ret_pfn);
 
 /* Records a read of the folio charged to memcg inode cgroup. complete: utilized is its exact
  * count; false (a refresh that stopped above the limit): the last exact count stays. Returns 0

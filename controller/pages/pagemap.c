@@ -118,7 +118,7 @@ static int walk_vma_scan(int fd, struct thps_pm_walker *w, uint64_t start, uint6
 		    .category_mask = PAGE_IS_PRESENT,
 		    .return_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT,
 		};
-		int n = ioctl(fd, PAGEMAP_SCAN, &arg);
+		int n = w->scan ? w->scan(fd, &arg) : ioctl(fd, PAGEMAP_SCAN, &arg);
 
 		if (n < 0) {
 			if (errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP)
@@ -131,7 +131,13 @@ static int walk_vma_scan(int fd, struct thps_pm_walker *w, uint64_t start, uint6
 
 				for (; a + g->thp_size <= vec[i].end; a += g->thp_size) {
 					uint64_t e;
-					int r = read_entries(fd, g, a, &e, 1);
+					int r = v->thp_known ? v->thp_known(ud, a) : 0;
+
+					if (r < 0)
+						return r;
+					if (r > 0)
+						continue;
+					r = read_entries(fd, g, a, &e, 1);
 					if (r < 0)
 						return r;
 					if (!thps_pm_anon_present(e) || !thps_pm_pfn(e))

@@ -70,7 +70,15 @@ struct thps_pm_visitor {
 	/* A present anonymous page outside such ranges (PTE-mapped), for partly mapped THPs.
 	 * NULL: skip them (saves pagemap reads). */
 	int (*page)(void *userdata, uint64_t addr, uint64_t pfn);
+	/* PAGEMAP_SCAN only: a THP-aligned range inside a PMD-mapped run, before its head PFN is
+	 * read. Returns 1 when the caller knows it without the PFN (thp is then not called), 0
+	 * to have it read and thp called, or -errno. NULL: always read. */
+	int (*thp_known)(void *userdata, uint64_t addr);
 };
+
+/* The PAGEMAP_SCAN call: returns the regions filled or -1 with errno (ioctl's contract).
+ * Tests replace it: a fake /proc's pagemap is a plain file, where the ioctl fails. */
+typedef int (*thps_pm_scan_fn)(int fd, struct pm_scan_arg *arg);
 
 struct thps_pm_walker {
 	struct thps_geometry geom;
@@ -79,6 +87,7 @@ struct thps_pm_walker {
 	void *regions;	   /* PAGEMAP_SCAN output vector */
 	size_t n_regions;
 	uint64_t max_vma_fallback; /* pagemap fallback skips larger VMAs (sparse reservations) */
+	thps_pm_scan_fn scan;	   /* NULL: the ioctl */
 };
 
 /* use_scan: try PAGEMAP_SCAN first. Returns 0 or -ENOMEM. */

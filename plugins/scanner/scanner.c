@@ -230,11 +230,45 @@ static int count_folio(struct scanner *s, const struct memo_probe *mp, uint64_t 
 	}
 }
 
+/* Counts the THP at addr with head PFN head, charged to memcg ino (the filter kept it). */
+static int add_thp(struct scanner *s, uint64_t addr, uint64_t head, uint64_t ino, const char *path,
+		   unsigned utilized)
+{
+	const struct thps_geometry *g = &s->scan->geom;
+	struct thps_cgroup_stats *c;
+	int r;
+
+	/* when the set is full, THPs shared by processes may be counted twice: bounded memory
+	 * wins over exactness on machines with > 16M THPs */
+	r = thps_pfnset_add(&s->seen, head, 0);
+	if (r < 0 && r != -E2BIG)
+		return r;
+	c = entry_for(s, ino, path);
+	if (!c)
+		return -ENOMEM;
+	thps_hist_add(&c->hist, g, utilized);
+	s->scan->summary.thps_scanned++;
+	if (s->opts->record_ranges && thps_bucket(g, utilized) <= MAX(s->opts->lowutil_max_bucket,
+								      s->opts->record_max_bucket)) {
+		struct thps_thp_range range = {
+		    .pid = s->pid,
+		    .pid_starttime = s->starttime,
+		    .start = addr,
+		    .pfn = head,
+		    .ino = ino,
+		    .utilized = utilized,
+		};
+		r = thps_scan_add_range(s->scan, &range);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int on_thp(void *ud, uint64_t addr, uint64_t head)
 {
 	struct scanner *s = ud;
 	const struct thps_geometry *g = &s->scan->geom;
-	struct thps_cgroup_stats *c;
 	const char *path;
 	uint64_t flags, ino, bytes = 0;
 	unsigned utilized = 0;
@@ -265,31 +299,39 @@ static int on_thp(void *ud, uint64_t addr, uint64_t head)
 	r = count_folio(s, &mp, g->thp_size, ino, &utilized, &bytes);
 	if (r < 0)
 		return r; /* the process changed: the caller skips it */
-	/* when the set is full, THPs shared by processes may be counted twice: bounded memory
-	 * wins over exactness on machines with > 16M THPs */
-	r = thps_pfnset_add(&s->seen, head, 0);
-	if (r < 0 && r != -E2BIG)
-		return r;
-	c = entry_for(s, ino, path);
-	if (!c)
-		return -ENOMEM;
-	thps_hist_add(&c->hist, g, utilized);
-	s->scan->summary.thps_scanned++;
-	if (s->opts->record_ranges && thps_bucket(g, utilized) <= MAX(s->opts->lowutil_max_bucket,
-								      s->opts->record_max_bucket)) {
-		struct thps_thp_range range = {
-		    .pid = s->pid,
-		    .pid_starttime = s->starttime,
-		    .start = addr,
-		    .pfn = head,
-		    .ino = ino,
-		    .utilized = utilized,
-		};
-		r = thps_scan_add_range(s->scan, &range);
-		if (r < 0)
-			return r;
+	return add_thp(s, addr, head, ino, path, utilized);
+}
+
+/* A PMD-mapped run at addr, before its head PFN is read: the memo may know the THP by its
+ * place alone (memo.h: the mapping is trusted until its identity turn). Returns 1 when
+ * counted (or deduplicated, or filtered out) so, 0 to read the PFN, or -errno. */
+static int on_thp_known(void *ud, uint64_t addr)
+{
+	struct scanner *s = ud;
+	const struct thps_geometry *g = &s->scan->geom;
+	struct thps_memo_key k = {.va = addr,
+				  .pid = s->pid,
+				  .starttime = s->starttime,
+				  .order = (unsigned)__builtin_ctzll(g->subpages)};
+	uint64_t ino = 0, head = 0;
+	unsigned utilized = 0;
+	const char *path;
+	int r;
+
+	if (thps_memo_lookup_va(s->opts->memo, &k, &utilized, &ino, &head) != THPS_MEMO_CARRY)
+		return 0;
+	/* the remembered PFN keeps the dedup: a process sharing the THP reads its PFN (its
+	 * place is new to the memo) and finds it here, or finds this one counted already */
+	if (thps_pfnset_get(&s->seen, head, NULL)) {
+		s->scan->summary.thps_shared++;
+		return 1;
 	}
-	return 0;
+	if (!cgroup_keep(s, ino, &path))
+		return 1;
+	s->scan->summary.folios_memo++;
+	s->scan->summary.folios_trusted++;
+	r = add_thp(s, addr, head, ino, path, utilized);
+	return r < 0 ? r : 1;
 }
 
 static int on_page(void *ud, uint64_t addr, uint64_t pfn)
@@ -468,6 +510,8 @@ static int finish_partials(struct scanner *s)
 static int scan_pid(struct scanner *s, pid_t pid)
 {
 	static const struct thps_pm_visitor visitor = {.thp = on_thp, .page = on_page};
+	static const struct thps_pm_visitor visitor_memo = {
+	    .thp = on_thp, .page = on_page, .thp_known = on_thp_known};
 	int r;
 
 	s->pid = pid;
@@ -480,7 +524,7 @@ static int scan_pid(struct scanner *s, pid_t pid)
 		}
 	}
 	s->first_folio = s->n_folios;
-	r = thps_pm_walk(&s->walker, &s->ctx, pid, &visitor, s);
+	r = thps_pm_walk(&s->walker, &s->ctx, pid, s->opts->memo ? &visitor_memo : &visitor, s);
 	switch (r) {
 	case 0:
 		s->scan->summary.procs_scanned++;
@@ -592,6 +636,7 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 	r = thps_pm_walker_init(&s.walker, g, def.use_pagemap_scan);
 	if (r < 0)
 		goto out;
+	s.walker.scan = def.pagemap_scan;
 	r = thps_pfnset_init(&s.seen, MAX_SEEN_THPS);
 	if (r < 0)
 		goto out;
@@ -601,7 +646,7 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 
 	if (opts->memo)
 		thps_memo_pass_begin(opts->memo, opts->memo_exact_max_per512,
-				     opts->memo_refresh_folios);
+				     opts->memo_refresh_folios, opts->memo_verify_folios);
 	r = opts->pid > 0 ? scan_pid(&s, opts->pid) : scan_all(&s);
 	if (r < 0)
 		goto out;

@@ -23,6 +23,8 @@
 
 #include "plugin.h"
 
+struct pm_scan_arg;
+
 extern const struct thps_source_ops thps_source_scanner;
 
 /* How THP contents are read (count NULL = process_vm_readv); tests replace it to run the
@@ -39,6 +41,8 @@ struct thps_scanner_hooks {
 	/* 1: look every present PTE-mapped page up in kpageflags, not only those that can be in
 	 * a naturally aligned large folio (folios.h): the benchmark's and tests' reference */
 	int every_page;
+	/* the PAGEMAP_SCAN call (pagemap.h's thps_pm_scan_fn); NULL: the ioctl */
+	int (*pagemap_scan)(int fd, struct pm_scan_arg *arg);
 };
 
 /* collect() with a chosen content reader (NULL = process_vm_readv). ctx->cgroup_root ""

@@ -32,6 +32,8 @@ PASSES=${SCALE_PASSES:-30}
 INTERVAL=${SCALE_INTERVAL:-1}
 LOW=${SCALE_LOW:-0}
 REFRESH_DEFAULT=0.7 # thpshrinkd's --refresh-cpu default (scan-memo.h)
+VERIFY_CPU=0.1	     # the identity rotation's share and cost estimate (scan-memo.h)
+VERIFY_COST_NS=1500
 TIB_THPS=524288	    # 1 TiB of 2 MiB THPs
 for x in "$D" "$L"; do [ -x "$x" ] || { echo "bench-scale: $x not built"; exit 1; }; done
 if [ "$(id -u)" != 0 ]; then
@@ -112,16 +114,17 @@ run() {
 	rd=$(awk '$1 == "thpshrink_scan_folios{how=\"read\"}" { print $2 }' "$f")
 	rf=$(awk '$1 == "thpshrink_scan_folios{how=\"refreshed\"}" { print $2 }' "$f")
 	mm=$(awk '$1 == "thpshrink_scan_folios{how=\"memo\"}" { print $2 }' "$f")
+	tr=$(sed -n 's/.*"folios_trusted": *\([0-9]*\).*/\1/p' "$T/state-$name/status.json" 2>/dev/null | head -1)
 	rb=$(prom "$f" thpshrink_scan_read_bytes) rc=$(prom "$f" thpshrink_scan_read_cpu_seconds)
 	med=$(sort -g "$T/$name.passes" | awk '{ v[NR] = $1 } END { print NR ? (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) : "none" }')
 	kill -TERM $DP; wait $DP 2>/dev/null; DP=
 	[ -n "$LP" ] && { kill -TERM $LP; wait $LP 2>/dev/null; LP=; }
 	[ "$p1" -gt "$p0" ] && [ "$med" != none ] || { echo "bench-scale: $name: no pass measured"; return 1; }
-	echo "$name $mode $mib $thps $seen $procs $((p1 - p0)) $((t1 - t0)) $rd $rf $mm $rb $med $rc" >>"$T/runs"
+	echo "$name $mode $mib $thps $seen $procs $((p1 - p0)) $((t1 - t0)) $rd $rf $mm $rb $med $rc ${tr:-unknown}" >>"$T/runs"
 	awk -v hz="$HZ" -v n="$name" -v th="$thps" -v seen="$seen" -v pr="$procs" -v p="$((p1 - p0))" \
-	    -v t="$((t1 - t0))" -v rd="$rd" -v rf="$rf" -v mm="$mm" -v rb="$rb" -v med="$med" 'BEGIN {
-		printf "  %-14s %5d THPs planted, %5d scanned%s, %d processes; %d passes, %d ticks: %.4f s CPU a pass (the scanner: median %.4f s); folios read %d, refreshed %d, carried %d; %.1f MiB read\n",
-			n, th, seen, (seen > th * 1.01 + 2) ? " (THPs of other processes in this memcg)" : "", pr, p, t, t / hz / p, med, rd, rf, mm, rb / 1048576
+	    -v t="$((t1 - t0))" -v rd="$rd" -v rf="$rf" -v mm="$mm" -v rb="$rb" -v med="$med" -v tr="${tr:-unknown}" 'BEGIN {
+		printf "  %-14s %5d THPs planted, %5d scanned%s, %d processes; %d passes, %d ticks: %.4f s CPU a pass (the scanner: median %.4f s); folios read %d, refreshed %d, carried %d (%s of them by their PAGEMAP_SCAN run, no PFN read); %.1f MiB read\n",
+			n, th, seen, (seen > th * 1.01 + 2) ? " (THPs of other processes in this memcg)" : "", pr, p, t, t / hz / p, med, rd, rf, mm, tr, rb / 1048576
 	}'
 }
 
@@ -186,7 +189,7 @@ rot=$(awk -v hz="$HZ" -v iv="$INTERVAL" -v l="$largest" '$1 == "steady-" l { s =
 mthp=$(for d in $TS/hugepages-*kB; do [ -r "$d/enabled" ] && printf '%s:%s ' "${d##*-}" "$(sed 's/.*\[\(.*\)\].*/\1/' "$d/enabled")"; done)
 awk -v st="$(fit steady ticks)" -v sm="$(fit steady med)" -v bt="$(fit busy ticks)" -v bm="$(fit busy med)" \
     -v pm="$(fit pte med)" -v f0="$fixed0" -v rot="$rot" -v rd="$REFRESH_DEFAULT" -v n="$TIB_THPS" \
-    -v mthp="$mthp" -v res="$BENCH_RESULT" '
+    -v mthp="$mthp" -v res="$BENCH_RESULT" -v vc="$VERIFY_CPU" -v vn="$VERIFY_COST_NS" '
 function show(name, f, A) {
 	if (split(f, A, " ") < 5) { printf "  %-28s no fit (fewer than 3 sizes)\n", name; return 0 }
 	printf "  %-28s fixed %.4f s + %.3f us a THP (+- %.3f, one standard error; r2 %.3f, %d sizes)\n",
@@ -223,7 +226,8 @@ BEGIN {
 		F[1] + SM[2] * n, sw, sw - 2 * SM[5] * n / 60 * 100, sw + 2 * SM[5] * n / 60 * 100, s1, verdict(sw)
 	printf "  busy node (half the THPs written every interval): %.3f s a pass + the rotation = %.2f %% (%.2f %% .. %.2f %%; the ticks'"'"' slope %.2f %%)  %s\n",
 		F[1] + BM[2] * n, bw, bw - 2 * BM[5] * n / 60 * 100, bw + 2 * BM[5] * n / 60 * 100, b1, verdict(bw)
-	printf "  detection lags (this pass design): a low-util THP that is new, or a PFN or mapping that changed, at the next pass; a partly unmapped THP at the next pass; a full THP that empties in place within one rotation turn (above)\n"
+	printf "  detection lags (this pass design): a low-util THP that is new, or a mapping that changed, at the next pass; a partly unmapped THP at the next pass; a full THP that empties in place within one rotation turn (above); with PAGEMAP_SCAN a THP replaced at the same address within one identity turn: at 1 TiB %.0f head-PFN reads a pass (%s %% of a core at %.1f us, scan-memo.h), a turn in %.0f passes = %.0f min at 60 s\n",
+		vc / 100 * 60 / (vn / 1e9), vc, vn / 1000, n / (vc / 100 * 60 / (vn / 1e9)), n / (vc / 100 * 60 / (vn / 1e9))
 	printf "%s bench-scale.2m-steady 1 TiB of 2 MiB THPs at 60 s: %.2f %% of one core (the daemon without THPs %.4f s a pass + %.3f us a THP +- %.3f, r2 %.3f, + rotation %s %%; the ticks'"'"' own slope %.3f us +- %.3f gives %.2f %%; goal <= 1 %%)\n",
 		sw <= 1 ? "PASS" : "FAIL", sw, F[1], SM[2] * 1e6, SM[5] * 1e6, SM[3], rd, ST[2] * 1e6, ST[5] * 1e6, s1 >> res
 	printf "%s bench-scale.2m-busy 1 TiB of 2 MiB THPs, half written every 60 s: %.2f %% of one core (the daemon without THPs %.4f s a pass + %.3f us a THP +- %.3f, r2 %.3f, + rotation %s %%; the ticks'"'"' own slope %.3f us +- %.3f gives %.2f %%; goal <= 1 %%)\n",

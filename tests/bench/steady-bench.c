@@ -203,12 +203,12 @@ int main(int argc, char **argv)
 		const unsigned k = 1000000;
 
 		thps_memo_new(&m);
-		thps_memo_pass_begin(m, 102, 0);
+		thps_memo_pass_begin(m, 102, 0, 0);
 		for (unsigned i = 0; i < k; i++) {
 			struct thps_memo_key key = { .pfn = (uint64_t)i * 512, .va = (uint64_t)i << 21, .pid = 1, .order = 9 };
 			thps_memo_store(m, &key, 512, true, 5);
 		}
-		thps_memo_pass_begin(m, 102, 0);
+		thps_memo_pass_begin(m, 102, 0, 0);
 		t0 = cpu_ns();
 		for (unsigned i = 0; i < k; i++) {
 			struct thps_memo_key key = { .pfn = (uint64_t)((i * 7919u) % k) * 512,

@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "kpageflags.h"
 #include "maps.h"
+#include "memo.h"
 #include "pagemap.h"
 #include "pfnset.h"
 #include "plugin.h"
@@ -316,6 +317,145 @@ START_TEST(test_collect_fixture)
 	ck_assert_uint_eq(scan.summary.thps_scanned, 0);
 	ck_assert_uint_eq(scan.total.partial_unmapped_bytes, 480 * 4096);
 	thps_scan_free(&scan);
+}
+END_TEST
+
+/* PAGEMAP_SCAN as the kernel answers it, computed from the fake pagemap file: a THP-sized
+ * window mapping one whole THP is a PAGE_IS_HUGE run (no PFN), other present pages runs of
+ * their own. */
+static int fake_pagemap_scan(int fd, struct pm_scan_arg *arg)
+{
+	const uint64_t M2 = 2 << 20;
+	struct page_region *vec = (struct page_region *)(uintptr_t)arg->vec;
+	uint64_t e[512], a = arg->start;
+	size_t n = 0;
+
+	while (a < arg->end) {
+		uint64_t wend = MIN((a & ~(M2 - 1)) + M2, arg->end);
+		size_t k = (wend - a) / 4096;
+		ssize_t got = pread(fd, e, k * 8, (off_t)(a / 4096 * 8));
+
+		if (got < 0)
+			return -1;
+		memset((char *)e + got, 0, k * 8 - (size_t)got);
+		if (k == 512 && thps_pm_entries_whole_thp(e, 512)) {
+			if (n == arg->vec_len)
+				break;
+			vec[n++] = (struct page_region){a, wend, PAGE_IS_HUGE | PAGE_IS_PRESENT};
+		} else
+			for (size_t j = 0; j < k; j++) {
+				uint64_t p = a + j * 4096;
+
+				if (!thps_pm_present(e[j]))
+					continue;
+				if (n && vec[n - 1].end == p && vec[n - 1].categories == PAGE_IS_PRESENT) {
+					vec[n - 1].end += 4096;
+					continue;
+				}
+				if (n == arg->vec_len) {
+					arg->walk_end = p;
+					return (int)n;
+				}
+				vec[n++] = (struct page_region){p, p + 4096, PAGE_IS_PRESENT};
+			}
+		a = wend;
+	}
+	arg->walk_end = a;
+	return (int)n;
+}
+
+static int enotty_pagemap_scan(int fd _unused_, struct pm_scan_arg *arg _unused_)
+{
+	errno = ENOTTY;
+	return -1;
+}
+
+/* Every THP nearly full: all of them above the memo's cut, so carried. */
+static int full_count(void *ud _unused_, pid_t pid _unused_, uint64_t addr _unused_, uint64_t len,
+		      unsigned *ret_utilized, uint64_t *ret_bytes)
+{
+	*ret_bytes = len;
+	*ret_utilized = (unsigned)(len / 4096) - 12;
+	return 0;
+}
+
+static void memo_pass(struct thps_memo *memo, const struct thps_scanner_hooks *hooks,
+		      uint64_t verify, struct thps_scan *scan)
+{
+	struct thps_scan_opts opts = {.record_ranges = true,
+				      .record_max_bucket = 9,
+				      .memo = memo,
+				      .memo_exact_max_per512 = 102,
+				      .memo_verify_folios = verify};
+	struct thps_geometry g;
+	struct thps_ctx ctx;
+
+	thps_geometry_default(&g);
+	fixture_ctx(&ctx, FIX_PROC, "");
+	snprintf(ctx.cgroup_root, sizeof(ctx.cgroup_root), "%s/cg", tmpdir);
+	thps_scan_init(scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, hooks, scan), 0);
+}
+
+/* Trusting the mapping (memo.h): carried THPs are found by their PAGEMAP_SCAN run without a
+ * head-PFN read, the shared one is still counted once (the remembered PFN in the seen set),
+ * the ranges keep the remembered PFN; the identity window reads PFNs again; without
+ * PAGEMAP_SCAN every carried THP goes the PFN way. Same figures every pass. */
+START_TEST(test_collect_trusted)
+{
+	struct thps_scanner_hooks hooks = {
+	    .count = full_count, .use_pagemap_scan = 1, .pagemap_scan = fake_pagemap_scan};
+	struct thps_memo *memo = NULL;
+	struct thps_scan s1, s;
+
+	mkdir_p("cg");
+	ck_assert_int_eq(thps_memo_new(&memo), 0);
+	memo_pass(memo, &hooks, 0, &s1);
+	ck_assert_str_eq(s1.summary.method, "PAGEMAP_SCAN");
+	ck_assert_uint_eq(s1.summary.thps_scanned, 2); /* A and B; not the huge zero page */
+	ck_assert_uint_eq(s1.summary.thps_shared, 1);  /* A in both 100 and 101 */
+	ck_assert_uint_eq(s1.summary.folios_read, 2);
+	ck_assert_uint_eq(s1.summary.folios_trusted, 0);
+	ck_assert_uint_eq(s1.n_ranges, 2);
+
+	for (unsigned pass = 2; pass <= 3; pass++) {
+		memo_pass(memo, &hooks, 0, &s);
+		ck_assert_uint_eq(s.summary.thps_scanned, 2);
+		ck_assert_uint_eq(s.summary.thps_shared, 1);
+		ck_assert_uint_eq(s.summary.folios_read, 0);
+		ck_assert_uint_eq(s.summary.folios_memo, 2);
+		ck_assert_uint_eq(s.summary.folios_trusted, 2);
+		ck_assert_uint_eq(s.summary.bytes_read, 0);
+		ck_assert_mem_eq(&s.total.hist, &s1.total.hist, sizeof(s.total.hist));
+		ck_assert_uint_eq(s.n_ranges, 2);
+		for (size_t i = 0; i < 2; i++) {
+			ck_assert_int_eq(s.ranges[i].pid, s1.ranges[i].pid);
+			ck_assert_uint_eq(s.ranges[i].start, s1.ranges[i].start);
+			ck_assert_uint_eq(s.ranges[i].pfn, s1.ranges[i].pfn);
+			ck_assert_uint_eq(s.ranges[i].ino, s1.ranges[i].ino);
+		}
+		thps_scan_free(&s);
+	}
+
+	/* every entry's identity turn: PFNs read, still carried, nothing trusted */
+	memo_pass(memo, &hooks, 100, &s);
+	ck_assert_uint_eq(s.summary.folios_memo, 2);
+	ck_assert_uint_eq(s.summary.folios_trusted, 0);
+	ck_assert_uint_eq(s.summary.thps_shared, 1);
+	ck_assert_mem_eq(&s.total.hist, &s1.total.hist, sizeof(s.total.hist));
+	thps_scan_free(&s);
+
+	/* a kernel without PAGEMAP_SCAN: today's pass, the same figures */
+	hooks.pagemap_scan = enotty_pagemap_scan;
+	memo_pass(memo, &hooks, 0, &s);
+	ck_assert_str_eq(s.summary.method, "pagemap");
+	ck_assert_uint_eq(s.summary.folios_memo, 2);
+	ck_assert_uint_eq(s.summary.folios_trusted, 0);
+	ck_assert_uint_eq(s.summary.thps_shared, 1);
+	ck_assert_mem_eq(&s.total.hist, &s1.total.hist, sizeof(s.total.hist));
+	thps_scan_free(&s);
+	thps_scan_free(&s1);
+	thps_memo_free(memo);
 }
 END_TEST
 
@@ -866,6 +1006,7 @@ static Suite *scanner_suite(void)
 
 	tcase_add_checked_fixture(tt, setup_tmp, teardown_tmp);
 	tcase_add_test(tt, test_collect_fixture);
+	tcase_add_test(tt, test_collect_trusted);
 	tcase_add_test(tt, test_collect_mthp);
 	tcase_add_test(tt, test_collect_skips_exited);
 	tcase_add_test(tt, test_collect_attribution);

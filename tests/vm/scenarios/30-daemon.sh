@@ -42,7 +42,8 @@ cat >$D/pol/20-obs.json <<'JEOF'
 JEOF
 chmod 644 $D/pol/*.json
 
-vm_bloat_start thps-obs --mix 8:16 || { vm_fail bloat "observe workload did not start"; exit 0; }
+# 4 full THPs beside: the scan memo carries them (below: found by PAGEMAP_SCAN's runs, 6.7+)
+vm_bloat_start thps-obs --mix 8:16,512:4 || { vm_fail bloat "observe workload did not start"; exit 0; }
 OBS_PID=$BLOAT_PID OBS_LOG=$BLOAT_LOG
 OBS_MEM0=$(vm_mem_current thps-obs)
 
@@ -182,6 +183,24 @@ else
 	vm_check old-set-works "given back by /thps-enf after the bad reload: $(vm_mib $before) -> $(vm_mib $after) MiB" [ "$after" -gt "$before" ]
 fi
 vm_bloat_stop $BLOAT_PID
+
+# The scan memo finds carried THPs by their PAGEMAP_SCAN run where the kernel has the ioctl
+# (6.7+), and reads every head PFN where it has not (6.1); the daemon says which, once.
+kv=$(uname -r | awk -F. '{ print $1 * 1000 + $2 }')
+trusted=
+i=0
+while [ $i -lt $((INTERVAL * 3 * 10)) ]; do
+	trusted=$(sed -n 's/.*"folios_trusted": *\([0-9]*\).*/\1/p' $D/state/status.json 2>/dev/null | head -1)
+	[ "$kv" -lt 6007 ] || [ "${trusted:-0}" -gt 0 ] && break
+	sleep 0.1; i=$((i + 1))
+done
+if [ "$kv" -ge 6007 ]; then
+	vm_check memo-trusted "$(uname -r): $trusted THPs of the last pass carried by their PAGEMAP_SCAN run; $(grep -o 'Scan memo:.*' $D/daemon.log | cut -c1-90)" \
+		sh -c "[ -n '$trusted' ] && [ '$trusted' -gt 0 ] && [ \"\$(grep -c 'Scan memo: carried THPs are found by their PAGEMAP_SCAN runs' $D/daemon.log)\" = 1 ]"
+else
+	vm_check memo-pfn-fallback "$(uname -r): $trusted trusted; $(grep -o 'Scan memo:.*' $D/daemon.log | cut -c1-90)" \
+		sh -c "[ '$trusted' = 0 ] && [ \"\$(grep -c 'Scan memo: no PAGEMAP_SCAN' $D/daemon.log)\" = 1 ]"
+fi
 
 kill -TERM $DPID
 wait $DPID
