@@ -610,16 +610,30 @@ const struct thps_policy *thps_policy_find(const struct thps_policy_set *set, co
 	return NULL;
 }
 
+/* A container opted in when it carries an io.thpshrink.* annotation. The hook's hooks.d files
+ * run it for annotated containers only, but the NRI plugin registers every container (a
+ * namespace policy needs its identity): a glob such as "container": "*" must still mean "the
+ * containers that asked", never every pod of a containerd node. Without the registration's
+ * fields (the id alone) the caller vouches for it. */
+static bool opted_in(const struct thps_registration *r)
+{
+	return !r || r->policy[0] || r->mode[0];
+}
+
 /* 0: no match; 1: matched by a glob; 2: matched by a literal name (more specific). */
-static int container_match(const struct thps_policy *p, const char *reg)
+static int container_match(const struct thps_policy *p, const char *id,
+			   const struct thps_registration *r)
 {
 	int best = 0;
 
-	if (!reg)
+	if (!id)
 		return 0;
-	for (size_t i = 0; i < p->n_match_container; i++)
-		if (fnmatch(p->match_container[i], reg, 0) == 0)
-			best = MAX(best, strpbrk(p->match_container[i], "*?") ? 1 : 2);
+	for (size_t i = 0; i < p->n_match_container; i++) {
+		bool glob = strpbrk(p->match_container[i], "*?") != NULL;
+
+		if ((!glob || opted_in(r)) && fnmatch(p->match_container[i], id, 0) == 0)
+			best = MAX(best, glob ? 1 : 2);
+	}
 	return best;
 }
 
@@ -652,7 +666,7 @@ static int selects(const struct thps_policy *p, const char *cgroup_path, const c
 	int c = 0;
 
 	if (p->n_match_container) {
-		c = container_match(p, registration);
+		c = container_match(p, registration, reg);
 		if (!c)
 			return 0;
 	}

@@ -72,6 +72,21 @@ if (ds && np) {
         ing[0].ports[0].protocol === 'TCP', `... and only to TCP port ${port}`);
   check(ds.spec.template.metadata.annotations['prometheus.io/scheme'] === 'https',
         'the scrape annotation says https');
+  // The NRI plugin writes where the daemon reads, and reaches the runtime's socket.
+  const n = spec.containers.find(c => c.name === 'thpshrink-nri');
+  const narg = name => n ? (n.command.find(a => a.startsWith(`--${name}=`)) || '').slice(name.length + 3) : '';
+  const hostOf = (ctr, path) => {
+    const m = ctr && ctr.volumeMounts.find(m => path && (path + '/').startsWith(m.mountPath + '/'));
+    const v = m && spec.volumes.find(v => v.name === m.name);
+    return v && v.hostPath ? v.hostPath.path + path.slice(m.mountPath.length) : null;
+  };
+  check(n && n.command[0] === '/usr/libexec/thpshrink/thpshrink-nri', 'thpshrink-nri runs beside thpshrinkd');
+  check(n && hostOf(n, narg('registrations-dir')) !== null &&
+        hostOf(n, narg('registrations-dir')) === hostOf(c, arg('registrations-dir')),
+        `thpshrink-nri writes ${hostOf(n, narg('registrations-dir'))}, where thpshrinkd reads`);
+  check(hostOf(n, narg('socket')) === '/var/run/nri/nri.sock', `thpshrink-nri reaches the host's ${hostOf(n, narg('socket'))}`);
+  check(n && n.securityContext.capabilities.drop.includes('ALL') && n.securityContext.readOnlyRootFilesystem,
+        'thpshrink-nri holds no capability and a read-only root');
 }
 process.exit(fails ? 1 : 0);
 EOF_JS

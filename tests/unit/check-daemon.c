@@ -372,8 +372,8 @@ START_TEST(test_policy_keys_reach_the_pass)
 END_TEST
 
 /* match.container and name through the pass: the OCI hook's registration of a cgroup carries
- * the container's name (matched against match.container globs) or a policy's name (which
- * selects it outright); a cgroup without one gets the built-in observer. */
+ * the container's name (matched against match.container globs where it opted in) or a policy's
+ * name (which selects it outright); a cgroup without one gets the built-in observer. */
 START_TEST(test_registrations_select_policies)
 {
 	const char *paths[] = {"/web", "/named", "/plain", NULL};
@@ -391,11 +391,16 @@ START_TEST(test_registrations_select_policies)
 	    "]}\n");
 	path_of(dir, sizeof(dir), "policies");
 	ck_assert_int_eq(dglue_policies_load(dir, false, &m->policies, err, sizeof(err)), 2);
-	m->regs.items = calloc(2, sizeof(*m->regs.items));
+	m->regs.items = calloc(3, sizeof(*m->regs.items));
 	ck_assert_ptr_nonnull(m->regs.items);
-	m->regs.n = 2;
+	m->regs.n = 3;
 	snprintf(m->regs.items[0].id, sizeof(m->regs.items[0].id), "web-1");
 	snprintf(m->regs.items[0].cgroup, sizeof(m->regs.items[0].cgroup), "/web");
+	snprintf(m->regs.items[0].mode, sizeof(m->regs.items[0].mode), "observe");
+	/* registered without an io.thpshrink.* annotation (as NRI registers every container):
+	 * no container glob holds for it */
+	snprintf(m->regs.items[2].id, sizeof(m->regs.items[2].id), "web-2");
+	snprintf(m->regs.items[2].cgroup, sizeof(m->regs.items[2].cgroup), "/plain");
 	snprintf(m->regs.items[1].id, sizeof(m->regs.items[1].id), "db");
 	snprintf(m->regs.items[1].cgroup, sizeof(m->regs.items[1].cgroup), "/named");
 	snprintf(m->regs.items[1].policy, sizeof(m->regs.items[1].policy), "chosen");

@@ -698,6 +698,39 @@ START_TEST(test_match_identity)
 }
 END_TEST
 
+/* A container glob holds only for containers that opted in (an io.thpshrink.* annotation):
+ * the NRI plugin registers every container, and "container": "*" must not grow to every pod of
+ * a containerd node. A literal id is the operator's own choice and still holds. */
+START_TEST(test_match_container_glob_needs_opt_in)
+{
+	struct thps_policy_set *set = load_text(
+	    "{\"policies\": [\n"
+	    "{\"name\": \"optin\", \"match\": {\"container\": \"*\"}, \"mode\": \"enforce\"},\n"
+	    "{\"name\": \"one\", \"match\": {\"container\": \"" CID "\"}}\n"
+	    "]}");
+	struct thps_registration r;
+	struct thps_choice c;
+
+	/* registered by NRI, no annotation: not opted in */
+	set_ident(&r, "other", "web", "web-0", "app");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "(builtin)");
+	thps_policy_choose_reg(set, CGA, &r, &c);
+	ck_assert_str_eq(c.policy->name, "(builtin)");
+	/* the same container annotated with a mode only, or with a policy: opted in */
+	snprintf(r.mode, sizeof(r.mode), "observe");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "optin");
+	r.mode[0] = 0;
+	snprintf(r.policy, sizeof(r.policy), "optin");
+	thps_policy_choose_reg(set, CGA, &r, &c);
+	ck_assert_int_eq(c.refused, THPS_CHOICE_OK);
+	ck_assert_str_eq(c.policy->name, "optin");
+	/* a literal id holds without an annotation */
+	set_ident(&r, CID, "web", "web-0", "app");
+	ck_assert_str_eq(MATCH_REG(set, CGA, &r), "one");
+	thps_policy_set_free(set);
+}
+END_TEST
+
 START_TEST(test_identity_errors)
 {
 	expect_errors("{\"name\": \"a\", \"match\": {\"namespace\": \"Batch\"}}",
@@ -1211,6 +1244,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_match_kubernetes);
 	tcase_add_test(tc, test_choose_tenant);
 	tcase_add_test(tc, test_match_identity);
+	tcase_add_test(tc, test_match_container_glob_needs_opt_in);
 	tcase_add_test(tc, test_identity_errors);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dir");

@@ -85,8 +85,8 @@ ENF_MEM0=$(vm_mem_current thps-enf)
 # The daemon may act while the workload is still faulting in (its exec triggers a prompt pass),
 # so the waste it must give back is the most its decisions saw at once (it may ask more than
 # once: the RFC kernel frees on a later ask), and what remains must be under 5 % of the mix's
-# own waste (64 THPs x 504 zero subpages).
-mix_waste=$((64 * 504 * 4096)) mix_total=$((64 * 512 * 4096))
+# own waste (the mix's parameters alone: 64 THPs x 504 zero subpages).
+mix_waste=$(vm_planted_waste --mix 8:64) mix_total=$((64 * $(vm_thp_knob hpage_pmd_size)))
 given=0 asked=0 w=0 T_ASK=
 i=0
 while [ $i -lt $((INTERVAL * 2 * 10 + 100)) ]; do

@@ -151,7 +151,7 @@ JEOF
 	pid4=$(pid_of ctr4)
 	_i=0; while ! grep -q READY /tmp/crun-ctr4.log && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
 	MEM0=$(cat /sys/fs/cgroup/thps-oci/ctr4/memory.current 2>/dev/null || echo 0)
-	mix_waste=$((32 * 504 * 4096)) mix_total=$((32 * 512 * 4096))
+	mix_waste=$(vm_planted_waste --mix 8:32) mix_total=$((32 * $(vm_thp_knob hpage_pmd_size)))
 	given=0 asked=0 w=0 info=
 	i=0
 	while [ $i -lt $((INTERVAL * 2 * 10 + 150)) ]; do

@@ -16,7 +16,8 @@
 # is split; after a flip that adds ds-split (matching ds-wl-a's cgroup) and the SIGHUP the
 # daemon reloads on, its next pass (the template's default interval, 60 s) gives the waste back:
 # memory.stat anon_thp of the workload's cgroup, not the daemon's counters, is the judge. /metrics
-# names the container; `podman stop` (SIGTERM) ends the daemon with status 0.
+# names the container; `podman stop` (SIGTERM) ends the daemon with status 0. The NRI sidecar
+# starts from the image with the template's settings and waits for a runtime's socket.
 R=/ds-host
 D=/tmp/ds48
 if [ "$THPS_KCLASS" != upstream ]; then
@@ -237,6 +238,22 @@ vm_check twin-untouched "ds-wl-b (no matching policy: observe) anon_thp $thp2 ->
 i=0; until pm logs ds-wl-a 2>/dev/null | grep -q VERIFY || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done
 v=$(pm logs ds-wl-a 2>/dev/null | grep VERIFY | tail -1)
 vm_check data-intact "${v:-no VERIFY line}" vm_has "$v" '^VERIFY OK'
+
+# The NRI sidecar (thpshrink-nri) as the template runs it: read-only root, no capability. This
+# node has no NRI runtime (podman): the plugin must start from the image (its libraries in
+# the runtime stage), say once that the socket is missing, keep waiting without failing the
+# pod, and exit 0 on SIGTERM.
+pm_run_args /ds/thpshrink-nri.args -d > $D/nri.run 2>&1
+rc=$?
+sleep 3
+nrun=$(pm inspect --format '{{.State.Running}}' ds-thpshrink-nri 2>&1)
+nlog=$(pm logs ds-thpshrink-nri 2>&1 | head -3 | tr '\n' ' ' | cut -c1-300)
+nri_waits() { [ "$rc" = 0 ] && [ "$nrun" = true ] && vm_has "$nlog" "cannot connect to '/var/run/nri/nri.sock'"; }
+vm_check nri-waits "podman run rc $rc; running after 3 s: $nrun; log: $nlog" nri_waits
+pm stop -t 10 ds-thpshrink-nri > /dev/null 2>&1
+nst=$(pm inspect --format '{{.State.ExitCode}}' ds-thpshrink-nri 2>&1)
+vm_check nri-sigterm "podman stop: exit code $nst; last: $(pm logs ds-thpshrink-nri 2>&1 | tail -1 | cut -c1-200)" [ "$nst" = 0 ]
+pm rm -f ds-thpshrink-nri > /dev/null 2>&1
 
 # SIGTERM, as kubelet stops a pod
 pm stop -t 20 ds-thpshrinkd > $D/stop.log 2>&1

@@ -127,9 +127,15 @@ UID_DB=0b5e7c1a-1111-4a2b-9c3d-00000000db00
 UID_WEB=0b5e7c1a-2222-4a2b-9c3d-00000000eb00
 # The annotation names the policy; the policy's own selector (the pod's namespace, which
 # only the operator sets) says where it may hold. Every container NRI reports is registered,
-# so 47-podman's match.container "*" would hold for the unannotated pod too.
+# but 47-podman's opt-in policy (match.container "*") must hold only for containers that
+# carry an io.thpshrink.* annotation: web-0 has none, and other-untouched fails if it splits.
 cat > $D/pol/10-cd-split.json <<JEOF
 { "name": "cd-split", "match": { "namespace": "batch" }, "mode": "enforce", "action": "split",
+  "trigger": { "min_waste": "2M" }, "cooldown": "1s",
+  "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
+JEOF
+cat > $D/pol/20-cd-optin.json <<JEOF
+{ "name": "cd-optin", "match": { "container": "*" }, "mode": "enforce", "action": "split",
   "trigger": { "min_waste": "2M" }, "cooldown": "1s",
   "max_bytes_per_action": "1G", "max_bytes_per_sec": "1G" }
 JEOF
