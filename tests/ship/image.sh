@@ -33,12 +33,17 @@ run() { $PODMAN run --rm --privileged --pid=host --network=host "$@"; }
 run --entrypoint /bin/sh "$IMAGE" -c 'dpkg-query -W -f "\${Package}\n"' >"$T/pkgs"
 bad=$(grep -Ex -e '.*-dev' -e '(gcc|cpp|g\+\+)(-[0-9]+)?' -e 'make|autoconf|automake|check|scdoc' "$T/pkgs" || true)
 [ -z "$bad" ] || fail "build packages in the runtime image: $bad"
-for p in libjson-c5 libmicrohttpd12 libmnl0 libsystemd0; do
+for p in libjson-c5 libmicrohttpd12 libmnl0 libsystemd0 libprotobuf-c1; do
 	grep -qx "$p" "$T/pkgs" || fail "runtime library $p missing from the image"
 done
 out=$(run --entrypoint /usr/bin/thpshrink "$IMAGE" --version)
 [ "$out" = "thpshrink $V" ] || fail "thpshrink --version in the image said '$out'"
 echo "ok: runtime libraries only; thpshrink --version says $V"
+# The DaemonSet's NRI sidecar runs from the same image: its libraries must be there.
+out=$(run --entrypoint /usr/libexec/thpshrink/thpshrink-nri "$IMAGE" --help 2>&1) ||
+	fail "thpshrink-nri --help in the image failed: $(echo "$out" | head -3)"
+echo "$out" | grep -q -- '--socket' || fail "thpshrink-nri --help in the image said '$(echo "$out" | head -3)'"
+echo "ok: thpshrink-nri runs in the image"
 
 # A THP workload on the host, seen from the container through the host's /proc.
 "$top_builddir/thpshrink-bloat" --mix 0:8,512:4 --ready-file "$T/ready" --seconds 300 >/dev/null &

@@ -74,6 +74,8 @@ if [ $_node_want = yes ]; then
 		# host) 7 min more
 		_t=2400
 		[[ 48-daemonset == ${THPS_VM_SCENARIOS:-*} ]] && _t=2820
+		# and 49-containerd (k612 only in make check-vm: vm_once) 2-8 min more
+		[ "$KERNEL" = k612 ] && [[ 49-containerd == ${THPS_VM_SCENARIOS:-*} ]] && _t=$((_t + 600))
 		# the shrinker peer's reclaim loop reads memory.pressure: Debian boots with PSI off
 		APPEND_EXTRA="${APPEND_EXTRA:-} psi=1"
 		: "${THPS_VM_TIMEOUT:=$_t}"
