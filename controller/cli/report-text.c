@@ -233,6 +233,13 @@ static void print_summary(FILE *f, const struct thps_scan *scan)
 		s->procs_scanned, s->procs_scanned == 1 ? "" : "es", s->procs_skipped,
 		s->thps_scanned, s->thps_shared, h, s->bytes_read, s->wall_ns / 1e9,
 		s->cpu_ns / 1e9, s->throttled_ns / 1e9, s->method ? s->method : "none");
+	if (s->untracked_bytes) {
+		thps_format_bytes(h, sizeof(h), s->untracked_bytes);
+		fprintf(f,
+			"scan: %s of PTE-mapped large folios left uncounted: the scan's table of "
+			"such folios (1,048,576) was full\n",
+			h);
+	}
 }
 
 int thps_report_text_sources(FILE *f, const struct thps_source_status *st, size_t n)

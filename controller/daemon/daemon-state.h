@@ -70,6 +70,7 @@ struct manager {
 	struct thps_geometry geom;
 	struct thps_scan scan;
 	bool have_scan;
+	bool untracked_said; /* the last pass left PTE-mapped folios uncounted, and we said so */
 	uint64_t scans, scan_errors;
 	double last_scan_ts;
 	struct scan_memo *memo; /* NULL with --exact-scan */

@@ -370,6 +370,10 @@ static void scan_summary(struct out *o, const struct thps_scan *s)
 	scalar(o, "thpshrink_scan_processes_skipped", "gauge",
 	       "Processes the last scan skipped (exited, changed or unreadable).",
 	       (uint64_t)(m->procs_skipped));
+	scalar(o, "thpshrink_scan_untracked_bytes", "gauge",
+	       "Mapped bytes of PTE-mapped large folios (mTHPs) the last scan left uncounted: its "
+	       "table of such folios (1,048,576) was full.",
+	       (uint64_t)(m->untracked_bytes));
 	scalar_f(o, "thpshrink_scan_duration_seconds", "gauge", "Wall-clock time of the last scan.",
 		 6, m->wall_ns / 1e9);
 	scalar_f(o, "thpshrink_scan_cpu_seconds", "gauge", "CPU time of the last scan.", 6,

@@ -284,6 +284,16 @@ void pass_finish(struct manager *m, struct scan_job *j)
 	m->last_scan_ts = ts.tv_sec + ts.tv_nsec / 1e9;
 	log_debug("Pass done: %zu cgroups, %" PRIu64 " processes, %.3f s", m->scan.n_cgroups,
 		  m->scan.summary.procs_scanned, m->scan.summary.wall_ns / 1e9);
+	/* The scanner bounds its table of PTE-mapped folios: what it left out is said once when
+	 * it starts and once when it ends (its size each pass: thpshrink_scan_untracked_bytes). */
+	if (m->scan.summary.untracked_bytes && !m->untracked_said)
+		log_warning("Scan: %" PRIu64 " bytes of PTE-mapped large folios (mTHPs) left "
+			    "uncounted, over the pass's bound of 1048576 such folios; their cgroups' "
+			    "figures are low by that much",
+			    m->scan.summary.untracked_bytes);
+	else if (!m->scan.summary.untracked_bytes && m->untracked_said)
+		log_info("Scan: every PTE-mapped large folio counted again");
+	m->untracked_said = m->scan.summary.untracked_bytes > 0;
 
 	pass_decide(m, ts.tv_sec, j->promote);
 	publish(m);

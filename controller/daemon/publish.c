@@ -121,6 +121,8 @@ static json_object *status_scan(const struct manager *m)
 	json_object_object_add(o, "folios_trusted",
 			       json_object_new_int64((int64_t)s->folios_trusted));
 	json_object_object_add(o, "read_bytes", json_object_new_int64((int64_t)s->bytes_read));
+	json_object_object_add(o, "untracked_bytes",
+			       json_object_new_int64((int64_t)s->untracked_bytes));
 	json_object_object_add(o, "cpu_seconds", json_object_new_double(s->cpu_ns / 1e9));
 	json_object_object_add(o, "memo", json_object_new_boolean(mf.enabled));
 	if (mf.enabled) {

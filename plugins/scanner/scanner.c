@@ -56,7 +56,7 @@ struct scanner {
 	struct thps_pfnset partial_idx;
 	struct partial_folio *folios;
 	uint64_t *bits; /* words per folio × folios */
-	size_t n_folios, cap_folios;
+	size_t n_folios, cap_folios, max_folios;
 	unsigned words;
 	uint32_t folio_min_pages; /* folios.h: only pages that can be in such a folio */
 
@@ -347,13 +347,13 @@ static int on_page(void *ud, uint64_t addr, uint64_t pfn)
 	if (r <= 0 || pages < 2)
 		return 0; /* a small page, or unreadable: not a THP folio we can judge */
 	if (!thps_pfnset_get(&s->partial_idx, head, &idx)) {
+		if (s->n_folios >= s->max_folios)
+			goto untracked; /* bounded: further folios go uncounted */
 		if (s->n_folios == s->cap_folios) {
-			size_t cap = s->cap_folios ? s->cap_folios * 2 : 64;
+			size_t cap = MIN(s->cap_folios ? s->cap_folios * 2 : 64, s->max_folios);
 			struct partial_folio *f;
 			uint64_t *b;
 
-			if (cap > MAX_PARTIAL_FOLIOS)
-				return 0; /* bounded: further folios go uncounted */
 			f = reallocarray(s->folios, cap, sizeof(*f));
 			if (!f)
 				return -ENOMEM;
@@ -367,7 +367,7 @@ static int on_page(void *ud, uint64_t addr, uint64_t pfn)
 		idx = s->n_folios;
 		r = thps_pfnset_add(&s->partial_idx, head, idx);
 		if (r == -E2BIG)
-			return 0;
+			goto untracked;
 		if (r < 0)
 			return r;
 		s->folios[idx] =
@@ -391,6 +391,10 @@ static int on_page(void *ud, uint64_t addr, uint64_t pfn)
 		}
 		*w |= bit;
 	}
+	return 0;
+untracked:
+	/* said, not silent: status.json, /metrics and the log name what a pass left out */
+	s->scan->summary.untracked_bytes += s->scan->geom.page_size;
 	return 0;
 }
 
@@ -619,6 +623,8 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 	s.hooks = &def;
 	s.words = (g->subpages + 63) / 64;
 	s.folio_min_pages = def.every_page ? 1 : thps_anon_folio_min_pages(ctx, g);
+	s.max_folios = def.max_partial_folios ? MIN(def.max_partial_folios, MAX_PARTIAL_FOLIOS)
+					      : MAX_PARTIAL_FOLIOS;
 	clock_gettime(CLOCK_MONOTONIC, &s.t0);
 
 	/* without a memory hierarchy the figures stay useful, keyed by memcg inode */

@@ -43,6 +43,8 @@ struct thps_scanner_hooks {
 	int every_page;
 	/* the PAGEMAP_SCAN call (pagemap.h's thps_pm_scan_fn); NULL: the ioctl */
 	int (*pagemap_scan)(int fd, struct pm_scan_arg *arg);
+	/* PTE-mapped folios a pass tracks at most; 0: the default (1,048,576) */
+	uint32_t max_partial_folios;
 };
 
 /* collect() with a chosen content reader (NULL = process_vm_readv). ctx->cgroup_root ""

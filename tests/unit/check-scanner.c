@@ -562,6 +562,18 @@ START_TEST(test_collect_mthp)
 	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
 	ck_assert_uint_eq(scan.total.waste_bytes, 19 * 4096);
 	ck_assert_uint_eq(scan.total.partial_thps, 1);
+	ck_assert_uint_eq(scan.summary.untracked_bytes, 0);
+	thps_scan_free(&scan);
+
+	/* the pass's bound on PTE-mapped folios: two tracked, the other two's mapped pages
+	 * (F3's 4 of 16, F4's 4) said as untracked, never silently dropped */
+	hooks.every_page = 0;
+	hooks.max_partial_folios = 2;
+	thps_scan_init(&scan, &g);
+	ck_assert_int_eq(thps_scanner_collect(&ctx, &opts, &hooks, &scan), 0);
+	ck_assert_uint_eq(scan.summary.thps_scanned, 2);
+	ck_assert_uint_eq(scan.summary.untracked_bytes, (4 + 4) * 4096);
+	ck_assert_uint_eq(scan.total.waste_bytes, 15 * 4096);
 	thps_scan_free(&scan);
 }
 END_TEST
