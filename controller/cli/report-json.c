@@ -242,9 +242,8 @@ static void json_summary(FILE *f, const struct thps_scan *scan)
 		"{\n    \"procs_scanned\": %" PRIu64 ",\n    \"procs_skipped\": %" PRIu64
 		",\n    \"thps_scanned\": %" PRIu64 ",\n    \"thps_shared\": %" PRIu64
 		",\n    \"bytes_read\": %" PRIu64 ",\n    \"untracked_bytes\": %" PRIu64
-		",\n    \"wall_ns\": %" PRIu64
-		",\n    \"cpu_ns\": %" PRIu64 ",\n    \"throttled_ns\": %" PRIu64
-		",\n    \"method\": ",
+		",\n    \"wall_ns\": %" PRIu64 ",\n    \"cpu_ns\": %" PRIu64
+		",\n    \"throttled_ns\": %" PRIu64 ",\n    \"method\": ",
 		s->procs_scanned, s->procs_skipped, s->thps_scanned, s->thps_shared, s->bytes_read,
 		s->untracked_bytes, s->wall_ns, s->cpu_ns, s->throttled_ns);
 	thps_json_string(f, s->method);

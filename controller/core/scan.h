@@ -86,8 +86,8 @@ struct thps_scan_summary {
 	uint64_t refresh_cpu_ns;   /* ... of it, by the refresh rotation */
 	uint64_t thps_shared;	   /* further mappings of an already counted THP (same PFN) */
 	uint64_t bytes_read;
-	uint64_t untracked_bytes;  /* mapped pages of PTE-mapped large folios left uncounted:
-				      the pass's table of such folios was full (its bound) */
+	uint64_t untracked_bytes; /* mapped pages of PTE-mapped large folios left uncounted:
+				     the pass's table of such folios was full (its bound) */
 	uint64_t wall_ns;
 	uint64_t cpu_ns;
 	uint64_t throttled_ns; /* time slept to stay within max_thps_per_sec */
