@@ -51,6 +51,8 @@ PY
 			echo "image $_img not built on the host: run 'make image' (or tests/ship/image.sh, make check-ship) first" >> "$_d/missing"
 		else
 			mkdir -p "$_a"
+			# two boots at once (run-lanes.sh) share the saved image: one saves, the other waits
+			exec 8> "$_a.lock" && flock 8
 			if [ "$(cat "$_a/id" 2>/dev/null)" != "$_id" ] || [ ! -s "$_a/thpshrink.oci/index.json" ]; then
 				_t0=$(date +%s)
 				rm -rf "$_a/thpshrink.oci" "$_a/id"
@@ -61,6 +63,7 @@ PY
 					echo "podman save of $_img failed (see $KERNEL.fetch.log)" >> "$_d/missing"
 				fi
 			fi
+			exec 8>&-
 			echo "$_img $_id" > "$_d/image"
 			QEMU_EXTRA="${QEMU_EXTRA:-} -virtfs local,path=$_a,mount_tag=thpsimage,security_model=none,readonly=on"
 			progs="$progs image(9p)"
