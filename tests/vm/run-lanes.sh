@@ -9,6 +9,7 @@
 # 77: no qemu, no kernel image), which without CI is said and let through.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
+export top_srcdir top_builddir
 jobs=${THPS_VM_JOBS:-1}
 case $jobs in '' | *[!0-9]* | 0) echo "run-lanes.sh: THPS_VM_JOBS: expected a number >= 1, got '$jobs'"; exit 2 ;; esac
 status=$(mktemp -d /tmp/thps-lanes.XXXXXX)
@@ -18,7 +19,7 @@ lane() { # N KERNEL...
 	_n=$1
 	shift
 	for _k in "$@"; do
-		top_srcdir=$top_srcdir top_builddir=$top_builddir bash "$top_srcdir/tests/vm/run-vm.sh" "$_k" 2>&1 |
+		bash "$top_srcdir/tests/vm/run-vm.sh" "$_k" 2>&1 |
 			if [ "$jobs" -gt 1 ]; then sed -u "s/^/$_k: /"; else cat; fi
 		echo "${PIPESTATUS[0]}" > "$status/$_k"
 	done
