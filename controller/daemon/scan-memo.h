@@ -13,7 +13,7 @@
 #define SCAN_MEMO_MARGIN_PER512 51
 /* The refresh rotation's default CPU share (percent of one core), and the fewest passes a
  * whole turn takes however little it costs. */
-#define SCAN_MEMO_REFRESH_CPU_DEFAULT 0.7
+#define SCAN_MEMO_REFRESH_CPU_DEFAULT 0.5
 #define SCAN_MEMO_MIN_TURN_PASSES     8
 /* The identity rotation (memo.h): the share of one core it may spend re-reading head PFNs of
  * THPs carried by their PAGEMAP_SCAN run, at what one such pagemap read costs (measured on

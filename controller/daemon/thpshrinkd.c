@@ -46,7 +46,7 @@ static void help(void)
 	    "  --scan-cpu PERCENT         average share of one CPU passes may use; a pass that\n"
 	    "                             overspends delays the next ones (default 5)\n"
 	    "  --refresh-cpu PERCENT      share of one CPU for re-reading well-used THPs the last\n"
-	    "                             passes counted (default 0.7); THPs near a policy's cut\n"
+	    "                             passes counted (default 0.5); THPs near a policy's cut\n"
 	    "                             and changed ones are read every pass\n"
 	    "  --exact-scan               read every THP every pass (no memo)\n"
 	    "  --state-dir DIR            status.json for 'thpshrink explain' (default " RUNSTATEDIR
