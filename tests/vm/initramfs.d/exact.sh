@@ -12,8 +12,10 @@ if [[ 38-exact == ${THPS_VM_SCENARIOS:-*} ]]; then
 	: > "$_e/missing"
 	_hot=$builddir/tests/vm/hot
 	if [ ! -s "$_hot/hot.dat" ]; then
+		# two boots at once (run-lanes.sh): each writes its own file, the first rename wins
 		mkdir -p "$_hot"
-		head -c $((48 << 20)) /dev/urandom > "$_hot/hot.dat.tmp" && mv "$_hot/hot.dat.tmp" "$_hot/hot.dat"
+		head -c $((48 << 20)) /dev/urandom > "$_hot/hot.dat.$$" && mv -n "$_hot/hot.dat.$$" "$_hot/hot.dat"
+		rm -f "$_hot/hot.dat.$$"
 	fi
 	case ${KERNEL%%-*} in
 	rfc) ;;
