@@ -112,30 +112,32 @@ in_step() {
 	INSTEP_DETAIL="$INSTEP_DETAIL; at $CREATED: $(echo $_a | wc -w) = $(echo $_b | wc -w)"
 }
 
-# create ID: the cgroup, a sleep in it, its registration (what runtime and hook do)
+# create ID: the cgroup, a sleep in it, its registration (what runtime and hook do); returns 1
+# on a failure, after which remove still cleans up what was made
 create() {
-	_c=$CG/c$1
+	_id=$1 _c=$CG/c$1
 	mkdir "$_c" || return 1
 	sleep 100000 &
 	_p=$!
+	tick
+	eval "pid_$_id=$_p born_$_id=$NOW"
 	echo $_p >"$_c/cgroup.procs" || return 1
-	read -r _st </proc/$_p/stat
-	_id=$1
+	read -r _st </proc/$_p/stat || return 1
 	set -- $_st
 	# field 22 of /proc/PID/stat: the start time that tells a reused pid apart
 	printf '{"version":1,"id":"c%s","cgroup":"/soak/c%s","pid":%s,"pid_start_time":%s,"created":"%s","status":"running"}\n' \
 		$_id $_id $_p ${22} "$CREATED_AT" >$REGS/.c$_id.tmp &&
-		mv $REGS/.c$_id.tmp $REGS/c$_id.json || return 1
-	tick
-	eval "pid_$_id=$_p born_$_id=$NOW"
+		mv $REGS/.c$_id.tmp $REGS/c$_id.json
 }
 # remove ID: as poststop: the process gone, then its registration, then its cgroup
 RMDIR_FAILED=0
 remove() {
 	eval "_p=\$pid_$1 _b=\$born_$1"
-	# each container lives long enough for a pass and two samples to see it
-	tick; [ $((NOW - _b)) -ge $((MIN_AGE_S * 100)) ] || sleep $(((MIN_AGE_S * 100 - NOW + _b) / 100 + 1))
-	kill $_p; wait $_p 2>/dev/null
+	if [ -n "$_p" ]; then
+		# each container lives long enough for a pass and two samples to see it
+		tick; [ $((NOW - _b)) -ge $((MIN_AGE_S * 100)) ] || sleep $(((MIN_AGE_S * 100 - NOW + _b) / 100 + 1))
+		kill $_p; wait $_p 2>/dev/null
+	fi
 	rm -f $REGS/c$1.json
 	_i=0
 	until rmdir $CG/c$1 2>/dev/null; do
