@@ -218,19 +218,24 @@ i=0
 while [ $i -lt $((INTERVAL * 3 * 10 + 100)) ]; do
 	given=$(vm_metric thpshrink_given_back_bytes_total "cgroup=\"$cg1\"")
 	info=$(vm_metrics | grep "^thpshrink_container_info{cgroup=\"$cg1\"")
-	[ -n "$waste" ] && [ $((given * 100)) -ge $((waste * 95)) ] && [ -n "$info" ] && break
+	mc1b=$(vm_mem_current $C$cg1)
+	[ -n "$waste" ] && vm_num "$mc1b" && [ $(((mc2 - mc1b) * 100)) -ge $((waste * 95)) ] &&
+		[ -n "$info" ] && break
 	sleep 0.1; i=$((i + 1))
 done
 T1=$(vm_uptime)
 thp1b=$(vm_memstat $C$cg1 anon_thp) mc1b=$(vm_mem_current $C$cg1)
 # The kernel's word: the split may have come before the first read, so the twin (the same
-# workload, no policy) stands for the THPs db-0 had.
+# workload, no policy) stands for the THPs db-0 had, and what db-0 holds less than its twin is
+# what was given back. The daemon's own figure (memory.current around each action) reads low
+# when the workload is still faulting in while a split runs, as on a loaded host: it must only
+# say that something was given back.
 given_ok() {
 	vm_num "$backed" "$given" "$thp2" "$thp1b" "$mc1b" "$mc2" && [ "$backed" -ge 16 ] &&
-		[ $((given * 100)) -ge $((waste * 95)) ] && [ "$thp2" -ge $((32 * 2097152)) ] &&
-		[ "$thp1b" -le $((thp2 / 8)) ] && [ "$mc1b" -le $((mc2 - waste / 2)) ]
+		[ $(((mc2 - mc1b) * 100)) -ge $((waste * 95)) ] && [ "$given" -gt 0 ] &&
+		[ "$thp2" -ge $((32 * 2097152)) ] && [ "$thp1b" -le $((thp2 / 8)) ]
 }
-vm_check given-back "given back (metric) $(vm_mib $given) of $(vm_mib $waste) MiB planted waste (thp_backed=$backed of 32) $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s after the checks; anon_thp $(vm_mib $thp1) -> $(vm_mib $thp1b) MiB, memory.current $(vm_mib $mc1b) MiB (its twin web-0: anon_thp $(vm_mib $thp2), memory.current $(vm_mib $mc2) MiB)" \
+vm_check given-back "given back $(vm_mib $((mc2 - mc1b))) MiB by the kernel's measure (the twin's memory.current less db-0's; the metric: $(vm_mib $given)) of $(vm_mib $waste) MiB planted waste (thp_backed=$backed of 32) $(awk -v a=$T0 -v b=$T1 'BEGIN{printf "%.1f", b-a}') s after the checks; anon_thp $(vm_mib $thp1) -> $(vm_mib $thp1b) MiB, memory.current $(vm_mib $mc1b) MiB (its twin web-0: anon_thp $(vm_mib $thp2), memory.current $(vm_mib $mc2) MiB)" \
 	given_ok
 vm_check container-info "${info:-no thpshrink_container_info for $cg1}" \
 	sh -c "echo '$info' | grep -q 'container=\"$CTR1\",policy=\"cd-split\"' &&
