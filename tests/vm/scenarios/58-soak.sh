@@ -19,7 +19,7 @@
 # Size: 1,000 containers on k612 in make check-vm (vm_once: nothing here depends on the kernel;
 # ~2.5 min of TCG); thps.soak_total=N on the kernel command line sets N_TOTAL (make bench-soak:
 # 10,000) and runs it on any kernel.
-# vm-timeout: 480
+# vm-timeout: 900
 PORT=9478
 D=/tmp/soak
 REGS=$D/regs
