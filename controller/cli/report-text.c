@@ -237,8 +237,8 @@ static void print_summary(FILE *f, const struct thps_scan *scan)
 		thps_format_bytes(h, sizeof(h), s->untracked_bytes);
 		fprintf(f,
 			"scan: %s of PTE-mapped large folios left uncounted: the scan's table of "
-			"such folios (1,048,576) was full\n",
-			h);
+			"such folios (%" PRIu32 ") was full\n",
+			h, THPS_SCAN_MAX_PTE_FOLIOS);
 	}
 }
 

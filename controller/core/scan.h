@@ -72,6 +72,10 @@ static inline uint64_t thps_vmstat_value(const struct thps_vmstat *v, size_t i)
 	return *(const uint64_t *)((const char *)v + thps_vmstat_fields[i].offset);
 }
 
+/* PTE-mapped large folios one pass tracks at most (its table's bound); the mapped bytes of the
+ * rest are the summary's untracked_bytes */
+#define THPS_SCAN_MAX_PTE_FOLIOS (UINT32_C(1) << 20)
+
 struct thps_scan_summary {
 	uint64_t procs_scanned;
 	uint64_t procs_skipped;	   /* exited, changed or unreadable mid-scan: never fatal */

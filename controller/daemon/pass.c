@@ -287,11 +287,11 @@ void pass_finish(struct manager *m, struct scan_job *j)
 	/* The scanner bounds its table of PTE-mapped folios: what it left out is said once when
 	 * it starts and once when it ends (its size each pass: thpshrink_scan_untracked_bytes). */
 	if (m->scan.summary.untracked_bytes && !m->untracked_said)
-		log_warning(
-		    "Scan: %" PRIu64 " bytes of PTE-mapped large folios (mTHPs) left "
-		    "uncounted, over the pass's bound of 1048576 such folios; their cgroups' "
-		    "figures are low by that much",
-		    m->scan.summary.untracked_bytes);
+		log_warning("Scan: %" PRIu64 " bytes of PTE-mapped large folios (mTHPs) left "
+			    "uncounted, over the pass's bound of %" PRIu32
+			    " such folios; their cgroups' "
+			    "figures are low by that much",
+			    m->scan.summary.untracked_bytes, THPS_SCAN_MAX_PTE_FOLIOS);
 	else if (!m->scan.summary.untracked_bytes && m->untracked_said)
 		log_info("Scan: every PTE-mapped large folio counted again");
 	m->untracked_said = m->scan.summary.untracked_bytes > 0;

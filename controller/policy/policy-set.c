@@ -760,7 +760,7 @@ static void choose(const struct thps_policy_set *set, const char *cgroup_path,
 		   const char *registration, const struct thps_registration *reg, const char *named,
 		   const char *mode, struct thps_choice *ret)
 {
-	const struct thps_policy *pol = NULL;
+	const struct thps_policy *pol = NULL, *matched = NULL;
 	struct thps_choice c = {0};
 
 	if (named && *named) {
@@ -774,13 +774,15 @@ static void choose(const struct thps_policy_set *set, const char *cgroup_path,
 			pol = NULL;
 		}
 	}
-	if (pol && pol->n_match_namespace == 0 &&
-	    match(set, cgroup_path, registration, reg)->n_match_namespace > 0) {
-		c.refused = THPS_CHOICE_NAMESPACE;
-		pol = NULL;
+	if (pol && pol->n_match_namespace == 0) {
+		matched = match(set, cgroup_path, registration, reg);
+		if (matched->n_match_namespace > 0) {
+			c.refused = THPS_CHOICE_NAMESPACE;
+			pol = NULL;
+		}
 	}
 	if (!pol)
-		pol = match(set, cgroup_path, registration, reg);
+		pol = matched ? matched : match(set, cgroup_path, registration, reg);
 	c.policy = pol;
 	c.mode = pol->mode;
 	if (mode && *mode) {

@@ -26,9 +26,8 @@
 #include "reader.h"
 #include "scanner.h"
 
-/* Bounds on the per-scan tables (distinct THPs, partly mapped folios). */
-#define MAX_SEEN_THPS	   (UINT32_C(1) << 24)
-#define MAX_PARTIAL_FOLIOS (UINT32_C(1) << 20)
+/* Bound on the per-scan table of distinct THPs (the PTE-mapped folios' is scan.h's). */
+#define MAX_SEEN_THPS (UINT32_C(1) << 24)
 
 /* A large folio seen through PTE mappings. pid/vstart: the first process that mapped it and
  * where the folio's first page would be in it; own: subpages that process maps there (all of
@@ -623,8 +622,9 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 	s.hooks = &def;
 	s.words = (g->subpages + 63) / 64;
 	s.folio_min_pages = def.every_page ? 1 : thps_anon_folio_min_pages(ctx, g);
-	s.max_folios = def.max_partial_folios ? MIN(def.max_partial_folios, MAX_PARTIAL_FOLIOS)
-					      : MAX_PARTIAL_FOLIOS;
+	s.max_folios = def.max_partial_folios
+			   ? MIN(def.max_partial_folios, THPS_SCAN_MAX_PTE_FOLIOS)
+			   : THPS_SCAN_MAX_PTE_FOLIOS;
 	clock_gettime(CLOCK_MONOTONIC, &s.t0);
 
 	/* without a memory hierarchy the figures stay useful, keyed by memcg inode */
@@ -646,7 +646,7 @@ int thps_scanner_collect(const struct thps_ctx *ctx, const struct thps_scan_opts
 	r = thps_pfnset_init(&s.seen, MAX_SEEN_THPS);
 	if (r < 0)
 		goto out;
-	r = thps_pfnset_init(&s.partial_idx, MAX_PARTIAL_FOLIOS);
+	r = thps_pfnset_init(&s.partial_idx, THPS_SCAN_MAX_PTE_FOLIOS);
 	if (r < 0)
 		goto out;
 

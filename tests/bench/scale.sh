@@ -241,7 +241,7 @@ BEGIN {
 	printf "  = %.3f us a 4 KiB page (its pagemap entry, the kpageflags block, the partial-folio table, and 1/512 of a folio'"'"'s own cost)\n", pg * 1e6
 	printf "  1 TiB of 64 KiB mTHPs (16,777,216 folios) or of 16 KiB ones (67,108,864): at least %.1f s a pass = %.0f %% of one core at 60 s from the pages alone; each folio'"'"'s own cost (kpagecgroup, the memo, a read) comes 32 and 128 times as often as for 2 MiB\n",
 		pages * pg, pages * pg / 60 * 100
-	printf "  bound: a pass tracks at most 1,048,576 PTE-mapped folios (MAX_PARTIAL_FOLIOS in the scanner): 1/16 of 1 TiB of 64 KiB mTHPs, 1/64 of 16 KiB ones; the rest go uncounted and are said (thpshrink_scan_untracked_bytes, status.json, the log); the page walk is not bounded\n"
+	printf "  bound: a pass tracks at most 1,048,576 PTE-mapped folios (THPS_SCAN_MAX_PTE_FOLIOS, scan.h): 1/16 of 1 TiB of 64 KiB mTHPs, 1/64 of 16 KiB ones; the rest go uncounted and are said (thpshrink_scan_untracked_bytes, status.json, the log); the page walk is not bounded\n"
 	printf "INFO bench-scale.mthp PTE-mapped 2 MiB folios: %.1f us each (scanner), %.3f us a 4 KiB page; 1 TiB of 64 or 16 KiB mTHPs >= %.0f %% of one core at 60 s (pages alone)\n",
 		PM[2] * 1e6, pg * 1e6, pages * pg / 60 * 100 >> res
 	exit (sw <= 1 && bw <= 1) ? 0 : 1

@@ -15,9 +15,7 @@ case $jobs in '' | *[!0-9]* | 0) echo "run-lanes.sh: THPS_VM_JOBS: expected a nu
 status=$(mktemp -d /tmp/thps-lanes.XXXXXX)
 trap 'rm -rf "$status"' EXIT
 
-lane() { # N KERNEL...
-	_n=$1
-	shift
+lane() { # KERNEL...
 	for _k in "$@"; do
 		bash "$top_srcdir/tests/vm/run-vm.sh" "$_k" 2>&1 |
 			if [ "$jobs" -gt 1 ]; then sed -u "s/^/$_k: /"; else cat; fi
@@ -33,7 +31,7 @@ for k in "$@"; do
 done
 for ((l = 0; l < jobs && l < $#; l++)); do
 	# shellcheck disable=SC2086
-	lane $l ${lanes[l]} &
+	lane ${lanes[l]} &
 done
 wait
 
