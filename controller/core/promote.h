@@ -44,6 +44,11 @@ struct thps_promote_opts {
 	bool dry_run;		  /* find, collapse nothing */
 	bool use_scan;		  /* try PAGEMAP_SCAN (else the pagemap fallback) */
 	uint64_t fallback_budget; /* pagemap fallback: address space looked at per process */
+	/* each process's walk: where it starts and its bounds (0: none), dense.h's resume_addr,
+	 * max_vmas and max_windows; a cut walk says where to resume (result's next_addr) */
+	uint64_t resume_addr;
+	uint64_t max_vmas;
+	uint64_t max_windows;
 	bool verify;		  /* look at each collapsed range afterwards (kpageflags) */
 	/* called for each range collapsed (optional): the daemon remembers what it promoted */
 	void (*collapsed)(void *userdata, pid_t pid, uint64_t pid_starttime, uint64_t addr);
@@ -69,6 +74,11 @@ struct thps_promote_result {
 	bool budget_hit;			  /* the pagemap fallback stopped at its budget */
 	uint64_t looked_bytes;			  /* address space the finder covered */
 	uint64_t pagemap_bytes;			  /* pagemap it read */
+	uint64_t maps_lines;			  /* maps lines it read */
+	uint64_t vmas;				  /* private anonymous VMAs it looked at */
+	uint64_t windows;			  /* windows it confirmed */
+	uint64_t walks_cut;			  /* processes whose walk a bound cut */
+	uint64_t next_addr; /* the last process's walk: where the next resumes, 0 at its end */
 	uint64_t find_ns, collapse_ns;
 	const char *method; /* "PAGEMAP_SCAN" / "pagemap" */
 	char note[256];	    /* the first refusal, for the operator */

@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "promote.h"
 #include "promote-backoff.h"
+#include "promote-pass.h"
 #include "recollapse.h"
 #include "registrations.h"
 #include "scan-memo.h"
@@ -96,6 +97,12 @@ struct manager {
 	} promote_refused[256]; /* processes that said no (EINVAL/EPERM): never asked again */
 	size_t n_promote_refused, promote_refused_next;
 	bool promote_warned;
+	bool promote_bound_said; /* a bound deferred work: logged once */
+	pid_t promote_cursor;	 /* the rotation: the next step begins at this pid */
+	struct promote_resume promote_resume[PROMOTE_RESUME_MAX]; /* by pid, sorted */
+	size_t n_promote_resume;
+	uint64_t promote_deferred[PROMOTE_DEFERRED_MAX]; /* totals, by bound */
+	struct promote_step_figures promote_last;
 	/* per-range backoff of re-collapses: the pass thread's while a pass runs, see
 	 * promote-pass.c */
 	struct promote_backoff backoff;

@@ -548,6 +548,17 @@ static void recollapsed(struct out *o, const struct thps_metrics_input *in)
 			     in->recollapsed[i].value);
 }
 
+/* The series name{label="NAME"} VALUE of each count (the family's header written already). */
+static void labelled_counts(struct out *o, const char *name, const char *label,
+			    const struct thps_metrics_count *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		put(o, "%s{%s=\"", name, label);
+		put_label(o, v[i].name);
+		put(o, "\"} %" PRIu64 "\n", v[i].value);
+	}
+}
+
 /* Only when a policy promotes: the families would be empty otherwise. */
 static void promoted(struct out *o, const struct thps_metrics_input *in)
 {
@@ -573,11 +584,14 @@ static void promoted(struct out *o, const struct thps_metrics_input *in)
 	       "EAGAIN twice or EBUSY, opted_out: MADV_NOHUGEPAGE or THPeligible 0 under THP "
 	       "always; processes: thp_disabled: PR_SET_THP_DISABLE, exec: exec() after the "
 	       "finder, grew: RSS rose across a collapse; other).");
-	for (size_t i = 0; i < in->n_promote_failures; i++) {
-		put(o, "thpshrink_promote_failures_total{reason=\"");
-		put_label(o, in->promote_failures[i].name);
-		put(o, "\"} %" PRIu64 "\n", in->promote_failures[i].value);
-	}
+	labelled_counts(o, "thpshrink_promote_failures_total", "reason", in->promote_failures,
+			in->n_promote_failures);
+	family(o, "thpshrink_promote_deferred_total", "counter",
+	       "Promotion work a bound left for a later pass: processes beyond the plan (plan), "
+	       "processes the step's bound did not reach (pass), process walks cut at their own "
+	       "bound and resumed where they stopped (process).");
+	labelled_counts(o, "thpshrink_promote_deferred_total", "bound", in->promote_deferred,
+			in->n_promote_deferred);
 }
 
 /* Writes the Kubernetes names a registration carries as labels after the inode ("" where

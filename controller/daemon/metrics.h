@@ -99,6 +99,8 @@ struct thps_metrics_input {
 	size_t n_promoted;
 	const struct thps_metrics_count *promote_failures; /* by reason */
 	size_t n_promote_failures;
+	const struct thps_metrics_count *promote_deferred; /* by bound */
+	size_t n_promote_deferred;
 
 	const struct thps_metrics_container *containers; /* the current registrations */
 	size_t n_containers;

@@ -16,7 +16,14 @@
  * asked again; any other failure of a process ends only that process. ENOMEM (no free huge
  * page: the next process would get none either) or a daemon that may not advise others ends
  * the step. A range the daemon collapsed that comes back dense but not a THP waits 1, 2, 4 ...
- * passes before it is collapsed again (promote-backoff.h). */
+ * passes before it is collapsed again (promote-backoff.h).
+ *
+ * However many processes and VMAs tenants map, a step's work is bounded (promote-pass.h has
+ * the figures): a process's walk looks at PROCESS_VMAS_MAX VMAs and PROCESS_WINDOWS_MAX
+ * candidate windows at most and resumes at the next pass where it stopped; the step stops
+ * once it has read PASS_LINES_MAX maps lines or confirmed PASS_WINDOWS_MAX windows, and the
+ * next step begins with the process this one did not reach (a rotation over the pids, so
+ * nobody waits behind the same processes every pass). What waits is counted by bound. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -58,8 +65,12 @@ struct promote_proc {
 	pid_t pid;
 	uint32_t cg;
 	uint64_t starttime;
-	uint64_t collapsed; /* filled by promote_run() */
-	bool refused;	    /* the kernel or the process said no: not asked again */
+	uint64_t resume; /* where its walk starts: where the last one a bound cut stopped */
+	/* filled by promote_run() */
+	uint64_t collapsed;
+	uint64_t next_addr; /* where its next walk resumes (0: this one reached the end) */
+	bool walked;
+	bool refused; /* the kernel or the process said no: not asked again */
 };
 
 struct promote_mark {
@@ -77,7 +88,12 @@ struct promote_job {
 	size_t n_cgs, cap_cgs;
 	struct promote_proc *procs;
 	size_t n_procs, cap_procs;
-	size_t over; /* processes left out of the plan by its bounds */
+	size_t over;	   /* processes left out of the plan by its bounds */
+	pid_t plan_next;   /* the first of them, where the next pass begins if this one ends */
+	pid_t cursor_next; /* filled by promote_run(): where the next pass begins */
+	/* filled by promote_run(): the work done and what waits, by bound */
+	uint64_t lines, vmas, windows, walked;
+	uint64_t deferred[PROMOTE_DEFERRED_MAX];
 	/* filled by promote_run() */
 	struct promote_mark *marks;
 	size_t n_marks, cap_marks;
@@ -115,6 +131,25 @@ static void remember_refused(struct manager *m, pid_t pid, uint64_t start)
 	m->promote_refused[i].pid = pid;
 	m->promote_refused[i].starttime = start;
 	m->n_promote_refused = MIN(m->n_promote_refused + 1, ELEMENTSOF(m->promote_refused));
+}
+
+static int resume_cmp(const void *a, const void *b)
+{
+	const struct promote_resume *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* Where the walk of pid (started at start) resumes: 0 from the beginning. */
+static uint64_t resume_of(const struct manager *m, pid_t pid, uint64_t start)
+{
+	const struct promote_resume key = {.pid = pid};
+	const struct promote_resume *e =
+	    m->n_promote_resume ? bsearch(&key, m->promote_resume, m->n_promote_resume,
+					  sizeof(key), resume_cmp)
+				: NULL;
+
+	return e && e->starttime == start ? e->addr : 0;
 }
 
 static bool grow(void **v, size_t *cap, size_t n, size_t size, size_t max)
@@ -184,16 +219,47 @@ static int plan_process(struct manager *m, struct promote_job *j, pid_t pid, con
 	}
 	if (!grow((void **)&j->procs, &j->cap_procs, j->n_procs, sizeof(*j->procs), PLAN_PROCS_MAX))
 		return j->n_procs >= PLAN_PROCS_MAX ? -ENOSPC : -ENOMEM;
-	j->procs[j->n_procs++] =
-	    (struct promote_proc){.pid = pid, .cg = (uint32_t)cg, .starttime = start};
+	j->procs[j->n_procs++] = (struct promote_proc){
+	    .pid = pid, .cg = (uint32_t)cg, .starttime = start, .resume = resume_of(m, pid, start)};
 	return 0;
+}
+
+/* One sweep of /proc: the pids at or above from (below when !at_or_above), into the plan. */
+static void plan_sweep(struct manager *m, struct promote_job *j, DIR *d, pid_t from,
+		       bool at_or_above)
+{
+	struct dirent *de;
+
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		uint64_t v;
+		int r;
+
+		if (parse_u64(de->d_name, &v) < 0 || v == 0 || v > INT32_MAX ||
+		    (pid_t)v == getpid() || ((pid_t)v >= from) != at_or_above)
+			continue;
+		r = plan_process(m, j, (pid_t)v, de->d_name);
+		if (r < 0 && !j->over++)
+			j->plan_next = (pid_t)v;
+	}
+}
+
+/* The run's order: from the cursor up, then from the lowest pid up to it. */
+static int rotation_cmp(const void *a, const void *b, void *cursor)
+{
+	const pid_t c = *(const pid_t *)cursor;
+	const struct promote_proc *x = a, *y = b;
+	const bool xw = x->pid < c, yw = y->pid < c;
+
+	if (xw != yw)
+		return xw ? 1 : -1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
 struct promote_job *promote_plan(struct manager *m)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct promote_job *j;
-	struct dirent *de;
 
 	if (!dglue_policies_promote(m->policies) || !m->geom.thp_size)
 		return NULL;
@@ -209,17 +275,12 @@ struct promote_job *promote_plan(struct manager *m)
 	j->pass = ++m->promote_pass;
 	j->backoff = &m->backoff;
 	atomic_init(&j->cancel, false);
-	while ((de = readdir(d))) {
-		uint64_t v;
-		int r;
-
-		if (parse_u64(de->d_name, &v) < 0 || v == 0 || v > INT32_MAX ||
-		    (pid_t)v == getpid())
-			continue;
-		r = plan_process(m, j, (pid_t)v, de->d_name);
-		if (r < 0)
-			j->over++;
-	}
+	/* from where the last step stopped, round to it: the rotation (/proc lists pids in
+	 * ascending order, so a full plan leaves out the ones furthest from the cursor) */
+	plan_sweep(m, j, d, m->promote_cursor, true);
+	if (m->promote_cursor > 1)
+		plan_sweep(m, j, d, m->promote_cursor, false);
+	qsort_r(j->procs, j->n_procs, sizeof(*j->procs), rotation_cmp, &m->promote_cursor);
 	return j;
 }
 
@@ -247,7 +308,7 @@ static void on_collapsed(void *userdata, pid_t pid, uint64_t starttime, uint64_t
 		    .cg = rc->cg, .pid = pid, .starttime = starttime, .addr = addr};
 }
 
-/* One planned process. Returns 1 to end the step, else 0. */
+/* One planned process, within what the step has left. Returns 1 to end the step, else 0. */
 static int run_process(struct promote_job *j, struct promote_proc *p)
 {
 	struct promote_cgroup *c = &j->cgs[p->cg];
@@ -260,6 +321,9 @@ static int run_process(struct promote_job *j, struct promote_proc *p)
 	    .dry_run = c->observe,
 	    .use_scan = true,
 	    .fallback_budget = UINT64_C(64) << 30,
+	    .resume_addr = p->resume,
+	    .max_vmas = PROMOTE_PROCESS_VMAS_MAX,
+	    .max_windows = MIN(PROMOTE_PROCESS_WINDOWS_MAX, PROMOTE_PASS_WINDOWS_MAX - j->windows),
 	    .collapsed = on_collapsed,
 	    .admit = on_admit,
 	    .userdata = &rc,
@@ -273,6 +337,13 @@ static int run_process(struct promote_job *j, struct promote_proc *p)
 	}
 	c->reached++;
 	r = thps_promote_pid(&j->ctx, &j->geom, p->pid, &opts, &res);
+	p->walked = true;
+	p->next_addr = res.next_addr;
+	j->walked++;
+	j->lines += res.maps_lines;
+	j->vmas += res.vmas;
+	j->windows += res.windows;
+	j->deferred[PROMOTE_DEFERRED_PROCESS] += res.walks_cut;
 	if (r < 0) {
 		if (r == -EPERM || r == -ENOSYS) {
 			j->fatal = r;
@@ -313,14 +384,28 @@ void promote_run(struct promote_job *j)
 		return;
 	c0 = thread_cpu_ns();
 	t0 = now_mono_usec();
+	j->cursor_next = j->plan_next;
 	for (size_t i = 0; i < j->n_procs; i++) {
+		struct promote_proc *p = &j->procs[i];
+
 		/* between processes: one process's walk and collapses take milliseconds */
 		if (atomic_load(&j->cancel)) {
 			j->cancelled = true;
+			j->cursor_next = p->pid;
 			break;
 		}
-		if (run_process(j, &j->procs[i]))
+		if (j->lines >= PROMOTE_PASS_LINES_MAX || j->windows >= PROMOTE_PASS_WINDOWS_MAX) {
+			j->deferred[PROMOTE_DEFERRED_PASS] += j->n_procs - i;
+			j->cursor_next = p->pid;
 			break;
+		}
+		if (run_process(j, p)) {
+			j->cursor_next = p->pid;
+			break;
+		}
+		/* cut by what the step had left: it goes first next time */
+		if (p->next_addr && j->windows >= PROMOTE_PASS_WINDOWS_MAX)
+			j->cursor_next = p->pid;
 	}
 	j->cpu_ns = thread_cpu_ns() - c0;
 	j->wall_ns = (now_mono_usec() - t0) * 1000;
@@ -417,6 +502,35 @@ static void compose_why(const struct manager *m, struct crecord *rec)
 			 held, p->note[0] ? "; " : "", p->note);
 }
 
+/* The resume table from this step: a walked process's next address, a waiting one's old one;
+ * a process not in this plan (gone, or no longer promoted) is forgotten. Sorted by pid. */
+static void save_resume(struct manager *m, const struct promote_job *j)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->n_procs && n < ELEMENTSOF(m->promote_resume); i++) {
+		const struct promote_proc *p = &j->procs[i];
+		uint64_t addr = p->walked ? p->next_addr : p->resume;
+
+		if (addr)
+			m->promote_resume[n++] = (struct promote_resume){
+			    .pid = p->pid, .starttime = p->starttime, .addr = addr};
+	}
+	m->n_promote_resume = n;
+	qsort(m->promote_resume, n, sizeof(m->promote_resume[0]), resume_cmp);
+}
+
+const char *promote_deferred_name(enum promote_deferred b)
+{
+	static const char *const names[PROMOTE_DEFERRED_MAX] = {
+	    [PROMOTE_DEFERRED_PLAN] = "plan",
+	    [PROMOTE_DEFERRED_PASS] = "pass",
+	    [PROMOTE_DEFERRED_PROCESS] = "process",
+	};
+
+	return (unsigned)b < PROMOTE_DEFERRED_MAX ? names[b] : "?";
+}
+
 void promote_apply(struct manager *m, const struct promote_job *j)
 {
 	if (!j)
@@ -449,6 +563,32 @@ void promote_apply(struct manager *m, const struct promote_job *j)
 	for (size_t i = 0; i < j->n_procs; i++)
 		if (j->procs[i].refused)
 			remember_refused(m, j->procs[i].pid, j->procs[i].starttime);
+	save_resume(m, j);
+	m->promote_cursor = j->cursor_next;
+	m->promote_deferred[PROMOTE_DEFERRED_PLAN] += j->over;
+	for (unsigned b = PROMOTE_DEFERRED_PASS; b < PROMOTE_DEFERRED_MAX; b++)
+		m->promote_deferred[b] += j->deferred[b];
+	m->promote_last = (struct promote_step_figures){
+	    .processes = j->walked,
+	    .maps_lines = j->lines,
+	    .vmas = j->vmas,
+	    .windows = j->windows,
+	    .cpu_ns = j->cpu_ns,
+	};
+	memcpy(m->promote_last.deferred, j->deferred, sizeof(j->deferred));
+	m->promote_last.deferred[PROMOTE_DEFERRED_PLAN] = j->over;
+	if ((j->deferred[PROMOTE_DEFERRED_PASS] || j->deferred[PROMOTE_DEFERRED_PROCESS]) &&
+	    !m->promote_bound_said) {
+		log_notice("Promotion: the step's bounds (%u VMAs and %u windows per process, %u "
+			   "maps lines and %u windows per pass) left %" PRIu64
+			   " processes and %" PRIu64
+			   " cut walks for later passes, which resume where this one stopped "
+			   "(thpshrink_promote_deferred_total)",
+			   PROMOTE_PROCESS_VMAS_MAX, PROMOTE_PROCESS_WINDOWS_MAX,
+			   PROMOTE_PASS_LINES_MAX, PROMOTE_PASS_WINDOWS_MAX,
+			   j->deferred[PROMOTE_DEFERRED_PASS], j->deferred[PROMOTE_DEFERRED_PROCESS]);
+		m->promote_bound_said = true;
+	}
 	for (size_t i = 0; i < j->n_marks; i++) {
 		const struct promote_mark *k = &j->marks[i];
 		struct crecord *rec = records_get(&m->recs, j->cgs[k->cg].path);

@@ -103,6 +103,30 @@ static json_object *status_give_back(const struct manager *m)
 	return o;
 }
 
+/* What the last promote step looked at, and what its bounds left for later passes. */
+static json_object *status_promote(const struct manager *m)
+{
+	const struct promote_step_figures *f = &m->promote_last;
+	json_object *o = json_object_new_object(), *d = json_object_new_object();
+
+	if (!o || !d) {
+		json_object_put(o);
+		json_object_put(d);
+		return NULL;
+	}
+	json_object_object_add(o, "processes", json_object_new_int64((int64_t)f->processes));
+	json_object_object_add(o, "maps_lines", json_object_new_int64((int64_t)f->maps_lines));
+	json_object_object_add(o, "vmas", json_object_new_int64((int64_t)f->vmas));
+	json_object_object_add(o, "windows", json_object_new_int64((int64_t)f->windows));
+	json_object_object_add(o, "cpu_seconds", json_object_new_double(f->cpu_ns / 1e9));
+	for (unsigned b = 0; b < PROMOTE_DEFERRED_MAX; b++)
+		json_object_object_add(d, promote_deferred_name(b),
+				       json_object_new_int64((int64_t)f->deferred[b]));
+	json_object_object_add(o, "deferred", d);
+	json_object_object_add(o, "resuming", json_object_new_int64((int64_t)m->n_promote_resume));
+	return o;
+}
+
 /* What the last pass read and what it carried from the memo: 'thpshrink explain' prints it. */
 static json_object *status_scan(const struct manager *m)
 {
@@ -161,6 +185,8 @@ static int write_status(struct manager *m)
 	if (m->caps.why[0])
 		json_object_object_add(root, "observe_only_reason", json_name(m->caps.why));
 	json_object_object_add(root, "scan", status_scan(m));
+	if (dglue_policies_promote(m->policies))
+		json_object_object_add(root, "promote", status_promote(m));
 	json_object_object_add(root, "give_back", status_give_back(m));
 	json_object_object_add(root, "cgroups", arr);
 	for (size_t i = 0; i < m->recs.n; i++) {
@@ -364,6 +390,7 @@ int publish(struct manager *m)
 {
 	_cleanup_(series_free) struct series s = {0};
 	struct thps_metrics_count pfail[THPS_PROMOTE_FAIL_MAX];
+	struct thps_metrics_count pdefer[PROMOTE_DEFERRED_MAX];
 	struct thps_metrics_flag flags[16];
 	struct scan_memo_figures mf;
 	_cleanup_free_ char *text = NULL;
@@ -374,6 +401,9 @@ int publish(struct manager *m)
 	for (unsigned i = 0; i < THPS_PROMOTE_FAIL_MAX; i++)
 		pfail[i] =
 		    (struct thps_metrics_count){thps_promote_fail_name(i), m->promote_failures[i]};
+	for (unsigned i = 0; i < PROMOTE_DEFERRED_MAX; i++)
+		pdefer[i] =
+		    (struct thps_metrics_count){promote_deferred_name(i), m->promote_deferred[i]};
 	struct thps_metrics_input in = {
 	    .version = PACKAGE_VERSION,
 	    .scan = m->have_scan ? &m->scan : NULL,
@@ -394,6 +424,8 @@ int publish(struct manager *m)
 	    .n_promoted = s.n_proms,
 	    .promote_failures = pfail,
 	    .n_promote_failures = THPS_PROMOTE_FAIL_MAX,
+	    .promote_deferred = pdefer,
+	    .n_promote_deferred = PROMOTE_DEFERRED_MAX,
 	    .containers = s.ctrs,
 	    .n_containers = s.n_ctrs,
 	    .capabilities = flags,

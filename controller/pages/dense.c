@@ -140,11 +140,18 @@ static int dense_now(struct thps_dense_finder *f, const uint64_t *e)
 	return 1;
 }
 
-/* Reads the window at a and hands it on if dense. Returns 0, 1 (stop), or -errno. */
+/* Reads the window at a and hands it on if dense. Returns 0, 1 (stop: fn said so, or the
+ * window bound: next_addr says where to resume), or -errno. */
 static int confirm(int fd, struct thps_dense_finder *f, uint64_t a, thps_dense_fn fn, void *ud)
 {
-	int r = read_window(fd, f, a, f->entries);
+	int r;
 
+	if (f->max_windows && f->windows >= f->max_windows) {
+		f->next_addr = a;
+		return 1;
+	}
+	f->windows++;
+	r = read_window(fd, f, a, f->entries);
 	if (r < 0)
 		return r;
 	if (!dense_now(f, f->entries))
@@ -263,6 +270,7 @@ static int walk_vma_pagemap(int fd, struct thps_dense_finder *f, uint64_t start,
 			break;
 		if (f->budget_bytes && f->looked_bytes + f->geom.thp_size > f->budget_bytes) {
 			f->budget_hit = true;
+			f->next_addr = a;
 			return 1;
 		}
 		f->looked_bytes += f->geom.thp_size;
@@ -288,6 +296,7 @@ int thps_dense_walk(struct thps_dense_finder *f, const struct thps_ctx *ctx, pid
 	int r;
 
 	f->looked_bytes = f->pagemap_bytes = f->ioctls = f->dense = f->lazy_free = 0;
+	f->lines = f->vmas = f->windows = f->next_addr = 0;
 	f->budget_hit = false;
 	if (f->pm_fd >= 0)
 		close(f->pm_fd);
@@ -318,17 +327,29 @@ int thps_dense_walk(struct thps_dense_finder *f, const struct thps_ctx *ctx, pid
 	if (!maps)
 		return gone(negative_errno());
 
-	while ((r = thps_maps_next(maps, &vma)) > 0) {
+	while ((r = thps_maps_next_counted(maps, &vma, &f->lines)) > 0) {
+		uint64_t start = vma.start;
+
 		if (vma.start % f->geom.page_size || vma.end % f->geom.page_size)
 			return -EINVAL;
+		if (vma.end <= f->resume_addr)
+			continue;
+		/* a window address, or a VMA's start: page-aligned either way */
+		start = MAX(start, f->resume_addr & ~(f->geom.page_size - 1));
+		if (f->max_vmas && f->vmas >= f->max_vmas) {
+			f->next_addr = start;
+			r = 1;
+			break;
+		}
+		f->vmas++;
 		r = -EOPNOTSUPP;
 		if (f->scan_state) {
-			r = walk_vma_scan(fd, f, vma.start, vma.end, fn, userdata);
+			r = walk_vma_scan(fd, f, start, vma.end, fn, userdata);
 			if (r == -EOPNOTSUPP)
 				f->scan_state = 0;
 		}
 		if (r == -EOPNOTSUPP)
-			r = walk_vma_pagemap(fd, f, vma.start, vma.end, fn, userdata);
+			r = walk_vma_pagemap(fd, f, start, vma.end, fn, userdata);
 		if (r > 0)
 			break;
 		if (r < 0)

@@ -30,8 +30,15 @@ struct thps_dense_finder {
 	void *regions;	      /* PAGEMAP_SCAN output vector */
 	size_t n_regions;
 	/* pagemap fallback: address space looked at per walk (0: no bound); PAGEMAP_SCAN
-	 * looks only where pages are present and is not bounded */
+	 * looks only where pages are present and is not bounded by it */
 	uint64_t budget_bytes;
+	/* Where a walk starts, and its bounds (0: none). A walk a bound cuts says in next_addr
+	 * where the next one resumes, so that a process with more VMAs or candidates than one
+	 * pass may look at is covered over several passes, in address order. The maps lines
+	 * before resume_addr are read and skipped (lines counts them). */
+	uint64_t resume_addr;
+	uint64_t max_vmas;    /* private anonymous VMAs looked at, from resume_addr */
+	uint64_t max_windows; /* windows confirmed (one pagemap read each, and kpageflags) */
 	/* what the last walk cost and found */
 	uint64_t looked_bytes;	/* address space covered */
 	uint64_t pagemap_bytes; /* pagemap read */
@@ -39,6 +46,12 @@ struct thps_dense_finder {
 	uint64_t dense;		/* dense ranges handed on */
 	uint64_t lazy_free;	/* windows left out: a page lazily freed (MADV_FREE) */
 	bool budget_hit;	/* the fallback stopped at budget_bytes */
+	uint64_t lines;		/* maps lines read, those skipped before resume_addr included */
+	uint64_t vmas;		/* private anonymous VMAs looked at */
+	uint64_t windows;	/* windows confirmed */
+	/* 0: the walk reached the end of the address space (or fn stopped it); else a bound
+	 * (max_vmas, max_windows, budget_bytes) cut it and the next walk resumes here */
+	uint64_t next_addr;
 };
 
 /* A dense range at addr (geom.thp_size long). Returns 0 to go on, 1 to stop the walk (enough),
@@ -52,9 +65,9 @@ void thps_dense_done(struct thps_dense_finder *f);
 /* "PAGEMAP_SCAN" or "pagemap": what the finder used (falls back for good on ENOTTY/EINVAL). */
 const char *thps_dense_method(const struct thps_dense_finder *f);
 
-/* Walks the private anonymous VMAs of pid under ctx->proc_root, calling fn for each dense range
- * in address order. Resets the counters first. Returns 0 (also when fn stopped it or the budget
- * ran out), -ESRCH when the process is gone, -ENODATA when it has no address space, -EACCES,
+/* Walks the private anonymous VMAs of pid under ctx->proc_root from f->resume_addr, calling fn
+ * for each dense range in address order, within f's bounds. Resets the counters first. Returns
+ * 0 (also when fn stopped it or a bound cut it: see next_addr), -ESRCH when the process is gone, -ENODATA when it has no address space, -EACCES,
  * or fn's error. */
 int thps_dense_walk(struct thps_dense_finder *f, const struct thps_ctx *ctx, pid_t pid,
 		    thps_dense_fn fn, void *userdata);

@@ -35,10 +35,18 @@ int thps_maps_parse_line(const char *line, struct thps_vma *ret)
 
 int thps_maps_next(FILE *f, struct thps_vma *ret)
 {
+	return thps_maps_next_counted(f, ret, NULL);
+}
+
+int thps_maps_next_counted(FILE *f, struct thps_vma *ret, uint64_t *lines)
+{
 	char line[4096 + 256];
 
 	while (fgets(line, sizeof(line), f)) {
 		int r;
+
+		if (lines)
+			(*lines)++;
 
 		if (!strchr(line, '\n') && !feof(f)) {
 			/* a huge name: skip the rest of the line, judge by the start */

@@ -16,3 +16,6 @@ int thps_maps_parse_line(const char *line, struct thps_vma *ret);
 /* Reads the next private anonymous VMA from a maps stream. Returns 1, 0 at the end, or
  * -errno (-EINVAL names nothing: the caller knows the file). */
 int thps_maps_next(FILE *f, struct thps_vma *ret);
+/* The same, adding to *lines (when not NULL) each line read, whatever its mapping: what reading
+ * the file cost. */
+int thps_maps_next_counted(FILE *f, struct thps_vma *ret, uint64_t *lines);

@@ -390,6 +390,9 @@ int thps_promote_pid(const struct thps_ctx *ctx, const struct thps_geometry *g, 
 	if (r < 0)
 		return r;
 	f.budget_bytes = opts->fallback_budget;
+	f.resume_addr = opts->resume_addr;
+	f.max_vmas = opts->max_vmas;
+	f.max_windows = opts->max_windows;
 	c.max = room;
 	t0 = now_ns();
 	r = thps_dense_walk(&f, ctx, pid, collect_one, &c);
@@ -397,6 +400,11 @@ int thps_promote_pid(const struct thps_ctx *ctx, const struct thps_geometry *g, 
 	res->looked_bytes += f.looked_bytes;
 	res->pagemap_bytes += f.pagemap_bytes;
 	res->budget_hit |= f.budget_hit;
+	res->maps_lines += f.lines;
+	res->vmas += f.vmas;
+	res->windows += f.windows;
+	res->next_addr = r < 0 ? 0 : f.next_addr;
+	res->walks_cut += r >= 0 && f.next_addr;
 	res->ranges_lazy_free += f.lazy_free;
 	res->method = f.scan_state ? "PAGEMAP_SCAN" : "pagemap";
 	if (r == -ESRCH || r == -ENODATA) {

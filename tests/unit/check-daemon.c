@@ -813,6 +813,131 @@ START_TEST(test_promote_nohugepage_opted_out)
 }
 END_TEST
 
+/* A fake process pid in cgroup cg whose maps has file_lines file mappings, then anon VMAs of
+ * one 2 MiB window each (apart: none merge); the last one dense. */
+static uint64_t fake_vma_addr(unsigned i)
+{
+	return 0x40000000 + (uint64_t)i * (4 << 20);
+}
+
+static void fake_process_vmas(int pid, const char *cg, unsigned file_lines, unsigned anon)
+{
+	char rel[64], text[256], path[PATH_MAX];
+	uint64_t e[512], last = fake_vma_addr(anon - 1);
+	FILE *f;
+
+	snprintf(rel, sizeof(rel), "proc/%d", pid);
+	mkdirs(rel);
+	snprintf(rel, sizeof(rel), "proc/%d/cgroup", pid);
+	snprintf(text, sizeof(text), "0::/%s\n", cg);
+	put(rel, text);
+	snprintf(rel, sizeof(rel), "proc/%d/stat", pid);
+	snprintf(text, sizeof(text), "%d (w) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n", pid);
+	put(rel, text);
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	put(rel, "Name:\tw\nTHP_enabled:\t1\n");
+	snprintf(rel, sizeof(rel), "proc/%d/maps", pid);
+	path_of(path, sizeof(path), rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (unsigned i = 0; i < file_lines; i++)
+		fprintf(f, "%llx-%llx r--p 00000000 08:01 42 /usr/lib/x.so\n",
+			0x10000000ULL + i * 0x1000ULL, 0x10001000ULL + i * 0x1000ULL);
+	for (unsigned i = 0; i < anon; i++)
+		fprintf(f, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n", fake_vma_addr(i),
+			fake_vma_addr(i) + (2 << 20));
+	ck_assert_int_eq(fclose(f), 0);
+	/* smaps is read up to the last candidate: the dense VMA's entry is enough */
+	snprintf(rel, sizeof(rel), "proc/%d/smaps", pid);
+	snprintf(text, sizeof(text),
+		 "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \nLazyFree: 0 kB\n"
+		 "THPeligible: 1\nVmFlags: rd wr mr mw me ac\n",
+		 last, last + (2 << 20));
+	put(rel, text);
+	for (unsigned i = 0; i < 512; i++)
+		e[i] = (UINT64_C(1) << 63) | (UINT64_C(1) << 56) | (5000 + 3 * i);
+	snprintf(rel, sizeof(rel), "proc/%d/pagemap", pid);
+	path_of(path, sizeof(path), rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseeko(f, (off_t)(last / 4096 * 8), SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(e, sizeof(e), 1, f), 1);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static int64_t status_promote(const char *key, const char *sub)
+{
+	_cleanup_free_ char *text = NULL;
+	json_object *root_j, *p, *v;
+	int64_t r;
+
+	ck_assert_int_eq(publish(m), 0);
+	text = get("state/status.json");
+	root_j = json_tokener_parse(text);
+	ck_assert_ptr_nonnull(root_j);
+	ck_assert(json_object_object_get_ex(root_j, "promote", &p));
+	ck_assert_msg(json_object_object_get_ex(p, key, &v), "no promote.%s", key);
+	if (sub)
+		ck_assert(json_object_object_get_ex(v, sub, &v));
+	r = json_object_get_int64(v);
+	json_object_put(root_j);
+	return r;
+}
+
+/* A process with 20,000 VMAs, its one dense range in the last: each pass looks at 8,192 of
+ * them (the per-process bound), resumes where the last stopped, and finds it at the third. */
+START_TEST(test_promote_process_bound_resumes)
+{
+	const char *none[] = { NULL };
+	const unsigned want_found[] = {0, 0, 1};
+
+	fake_cgroup("work");
+	fake_process_vmas(4242, "work", 0, 20000);
+	load_promote_policy("observe");
+	set_scan(none);
+	for (unsigned pass = 0; pass < ELEMENTSOF(want_found); pass++) {
+		decide(1000 + pass);
+		ck_assert_uint_eq(records_find(&m->recs, "/work")->prom.pass_found, want_found[pass]);
+		ck_assert_int_le(status_promote("vmas", NULL), PROMOTE_PROCESS_VMAS_MAX);
+		ck_assert_int_eq(status_promote("deferred", "process"), pass < 2);
+		ck_assert_uint_eq(m->n_promote_resume, pass < 2);
+	}
+	ck_assert_uint_eq(m->promote_deferred[PROMOTE_DEFERRED_PROCESS], 2);
+	ck_assert_uint_eq(m->promote_deferred[PROMOTE_DEFERRED_PASS], 0);
+}
+END_TEST
+
+/* Three processes of 70,000 maps lines each: the step stops once it has read the pass's
+ * 131,072 lines, and the next pass begins with the process this one did not reach. */
+START_TEST(test_promote_pass_bound_rotates)
+{
+	const char *none[] = { NULL };
+	const char *cgs[] = {"/w1", "/w2", "/w3"};
+	/* reached, by pass: 5001 5002 | 5003 5001 | 5002 5003 */
+	const unsigned want[3][3] = {{1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
+	const pid_t want_cursor[] = {5003, 5002, 5001};
+
+	for (unsigned i = 0; i < 3; i++) {
+		fake_cgroup(cgs[i] + 1);
+		fake_process_vmas(5001 + (int)i, cgs[i] + 1, 70000, 1);
+	}
+	load_promote_policy("observe");
+	set_scan(none);
+	for (unsigned pass = 0; pass < 3; pass++) {
+		decide(1000 + pass);
+		for (unsigned i = 0; i < 3; i++)
+			ck_assert_msg(records_find(&m->recs, cgs[i])->prom.pass_found ==
+					  want[pass][i],
+				      "pass %u: %s found %" PRIu64, pass, cgs[i],
+				      records_find(&m->recs, cgs[i])->prom.pass_found);
+		ck_assert_int_eq(m->promote_cursor, want_cursor[pass]);
+		ck_assert_int_eq(status_promote("deferred", "pass"), 1);
+		ck_assert_int_eq(status_promote("processes", NULL), 2);
+	}
+	ck_assert_uint_eq(m->promote_deferred[PROMOTE_DEFERRED_PASS], 3);
+}
+END_TEST
+
 /* The tenant boundary through the daemon's pass: the split and the promote paths ask one rule
  * (dglue_choose). Registrations: /e names "enf" and asks observe (not delegated: enforced),
  * its child /e/escape is /e's; /d asks observe under "deleg" (delegated: observed); /o names
@@ -995,6 +1120,8 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_promote_observe_finds_only);
 	tcase_add_test(tc, test_promote_thp_disabled_not_asked);
 	tcase_add_test(tc, test_promote_nohugepage_opted_out);
+	tcase_add_test(tc, test_promote_process_bound_resumes);
+	tcase_add_test(tc, test_promote_pass_bound_rotates);
 	suite_add_tcase(s, tc);
 	return s;
 }

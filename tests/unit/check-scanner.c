@@ -995,6 +995,177 @@ START_TEST(test_dense_walk_fallback)
 }
 END_TEST
 
+/* A fake /proc/1 with 100,000 anonymous VMAs of one window each (apart, so none merge) and a
+ * file mapping among them; windows 10, 50,000 and 99,999 dense, the rest holes. Walks bounded
+ * by VMAs, by windows, and both, each resumed at the last one's next_addr, find each dense
+ * window once, in address order, and never look at more than their bound. */
+#define MANY_VMAS 100000u
+static uint64_t many_vma(unsigned i)
+{
+	return 0x40000000 + (uint64_t)i * (4 << 20);
+}
+
+static void fake_many_vmas(void)
+{
+	const unsigned dense[] = {10, 50000, MANY_VMAS - 1};
+	char p[PATH_MAX];
+	uint64_t e[512];
+	FILE *m;
+	int fd;
+
+	mkdir_p("proc");
+	mkdir_p("proc/1");
+	snprintf(p, sizeof(p), "%s/proc/1/maps", tmpdir);
+	m = fopen(p, "w");
+	ck_assert_ptr_nonnull(m);
+	for (unsigned i = 0; i < MANY_VMAS; i++) {
+		fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n", many_vma(i),
+			many_vma(i) + (2 << 20));
+		if (i == 20000)
+			fprintf(m, "%" PRIx64 "-%" PRIx64 " r--p 00000000 08:01 42 /usr/lib/x.so\n",
+				many_vma(i) + (2 << 20), many_vma(i) + (3 << 20));
+	}
+	ck_assert_int_eq(fclose(m), 0);
+	snprintf(p, sizeof(p), "%s/proc/1/pagemap", tmpdir);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	for (unsigned k = 0; k < ELEMENTSOF(dense); k++) {
+		dense_entries(e, 512, 100000 + 2000 * k);
+		ck_assert_int_eq(pwrite(fd, e, sizeof(e), (off_t)(many_vma(dense[k]) / 4096 * 8)),
+				 (ssize_t)sizeof(e));
+	}
+	close(fd);
+}
+
+/* Walks from 0 until next_addr says the end, each within the bounds; returns the walks. */
+static unsigned walk_resumed(struct thps_dense_finder *f, const struct thps_ctx *ctx,
+			     uint64_t max_vmas, uint64_t max_windows)
+{
+	unsigned walks = 0;
+	uint64_t vmas = 0, windows = 0;
+
+	n_dense_seen = 0;
+	f->resume_addr = 0;
+	f->max_vmas = max_vmas;
+	f->max_windows = max_windows;
+	do {
+		ck_assert_int_eq(thps_dense_walk(f, ctx, 1, dense_collect, NULL), 0);
+		if (max_vmas)
+			ck_assert_uint_le(f->vmas, max_vmas);
+		if (max_windows)
+			ck_assert_uint_le(f->windows, max_windows);
+		ck_assert_uint_ge(f->lines, f->vmas); /* the skipped lines are counted too */
+		ck_assert_msg(!f->next_addr || f->next_addr > f->resume_addr,
+			      "no progress at 0x%" PRIx64, f->resume_addr);
+		vmas += f->vmas;
+		windows += f->windows;
+		f->resume_addr = f->next_addr;
+		ck_assert_uint_lt(++walks, 1000);
+	} while (f->next_addr);
+	/* every window looked at once over the walks; a VMA a window bound cut is looked at
+	 * again by the next walk, from that window */
+	ck_assert_uint_ge(vmas, MANY_VMAS);
+	ck_assert_uint_lt(vmas, MANY_VMAS + walks);
+	ck_assert_uint_eq(windows, MANY_VMAS);
+	ck_assert_uint_eq(n_dense_seen, 3);
+	ck_assert_uint_eq(dense_seen[0], many_vma(10));
+	ck_assert_uint_eq(dense_seen[1], many_vma(50000));
+	ck_assert_uint_eq(dense_seen[2], many_vma(MANY_VMAS - 1));
+	return walks;
+}
+
+START_TEST(test_dense_walk_bounds)
+{
+	struct thps_geometry g;
+	struct thps_dense_finder f;
+	struct thps_ctx ctx;
+
+	thps_geometry_default(&g);
+	fake_many_vmas();
+	fixture_ctx(&ctx, "", "/nonexistent");
+	snprintf(ctx.proc_root, sizeof(ctx.proc_root), "%s/proc", tmpdir);
+	ck_assert_int_eq(thps_dense_init(&f, &g, true), 0);
+
+	/* unbounded: one walk over everything, the file mapping read but not looked at */
+	ck_assert_uint_eq(walk_resumed(&f, &ctx, 0, 0), 1);
+	ck_assert_uint_eq(f.lines, MANY_VMAS + 1);
+	/* 8,192 VMAs a walk: 13 walks */
+	ck_assert_uint_eq(walk_resumed(&f, &ctx, 8192, 0), 13);
+	/* 5,000 windows a walk (one per VMA here): 20 walks */
+	ck_assert_uint_eq(walk_resumed(&f, &ctx, 0, 5000), 20);
+	/* whichever comes first */
+	ck_assert_uint_eq(walk_resumed(&f, &ctx, 4096, 30000), 25);
+	/* a bound of one: every walk still moves on */
+	f.resume_addr = many_vma(MANY_VMAS - 3);
+	f.max_vmas = 1;
+	f.max_windows = 0;
+	n_dense_seen = 0;
+	ck_assert_int_eq(thps_dense_walk(&f, &ctx, 1, dense_collect, NULL), 0);
+	ck_assert_uint_eq(f.vmas, 1);
+	ck_assert_uint_eq(f.next_addr, many_vma(MANY_VMAS - 2));
+	/* up to the line after the bound, the skipped ones and the file mapping's counted */
+	ck_assert_uint_eq(f.lines, MANY_VMAS);
+	thps_dense_done(&f);
+}
+END_TEST
+
+/* A bound cuts a VMA in the middle: one VMA of 5 windows (the fallback fixture's: 0 and 3
+ * dense) walked 2 windows at a time resumes at the window where the last walk stopped. */
+START_TEST(test_dense_walk_resume_in_vma)
+{
+	const uint64_t M2 = 2 << 20, base = 0x40000000;
+	const uint64_t want_next[] = {base + 2 * M2, base + 4 * M2, 0};
+	struct thps_geometry g;
+	struct thps_dense_finder f;
+	struct thps_ctx ctx;
+	char p[PATH_MAX];
+	uint64_t e[512];
+	FILE *m;
+	int fd;
+
+	thps_geometry_default(&g);
+	mkdir_p("proc");
+	mkdir_p("proc/1");
+	snprintf(p, sizeof(p), "%s/proc/1/maps", tmpdir);
+	m = fopen(p, "w");
+	ck_assert_ptr_nonnull(m);
+	fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n", base, base + 5 * M2);
+	fclose(m);
+	snprintf(p, sizeof(p), "%s/proc/1/pagemap", tmpdir);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	for (unsigned w = 0; w < 5; w++) {
+		dense_entries(e, 512, 100000 + 2000 * w);
+		if (w != 0 && w != 3)
+			memset(e, 0, sizeof(e)); /* a hole */
+		ck_assert_int_eq(pwrite(fd, e, sizeof(e), (off_t)((base + w * M2) / 4096 * 8)),
+				 (ssize_t)sizeof(e));
+	}
+	close(fd);
+	fixture_ctx(&ctx, "", "/nonexistent");
+	snprintf(ctx.proc_root, sizeof(ctx.proc_root), "%s/proc", tmpdir);
+	ck_assert_int_eq(thps_dense_init(&f, &g, true), 0);
+	f.max_windows = 2;
+	n_dense_seen = 0;
+	for (unsigned w = 0; w < ELEMENTSOF(want_next); w++) {
+		ck_assert_int_eq(thps_dense_walk(&f, &ctx, 1, dense_collect, NULL), 0);
+		ck_assert_uint_eq(f.next_addr, want_next[w]);
+		f.resume_addr = f.next_addr;
+	}
+	ck_assert_uint_eq(n_dense_seen, 2);
+	ck_assert_uint_eq(dense_seen[0], base);
+	ck_assert_uint_eq(dense_seen[1], base + 3 * M2);
+	/* the pagemap fallback's address-space budget resumes the same way */
+	f.max_windows = 0;
+	f.resume_addr = 0;
+	f.budget_bytes = 3 * M2;
+	ck_assert_int_eq(thps_dense_walk(&f, &ctx, 1, dense_collect, NULL), 0);
+	ck_assert(f.budget_hit);
+	ck_assert_uint_eq(f.next_addr, base + 3 * M2);
+	thps_dense_done(&f);
+}
+END_TEST
+
 static Suite *scanner_suite(void)
 {
 	Suite *s = suite_create("scanner");
@@ -1025,6 +1196,8 @@ static Suite *scanner_suite(void)
 	tcase_add_test(tt, test_cgroup_map);
 	tcase_add_test(tt, test_probe);
 	tcase_add_test(tt, test_dense_walk_fallback);
+	tcase_add_test(tt, test_dense_walk_bounds);
+	tcase_add_test(tt, test_dense_walk_resume_in_vma);
 	suite_add_tcase(s, tt);
 	return s;
 }
