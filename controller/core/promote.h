@@ -49,7 +49,7 @@ struct thps_promote_opts {
 	uint64_t resume_addr;
 	uint64_t max_vmas;
 	uint64_t max_windows;
-	bool verify;		  /* look at each collapsed range afterwards (kpageflags) */
+	bool verify; /* look at each collapsed range afterwards (kpageflags) */
 	/* called for each range collapsed (optional): the daemon remembers what it promoted */
 	void (*collapsed)(void *userdata, pid_t pid, uint64_t pid_starttime, uint64_t addr);
 	/* asked right before each range's collapse (optional, NULL: all admitted): false holds

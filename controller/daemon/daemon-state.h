@@ -22,7 +22,7 @@
 #include "metrics.h"
 #include "promote.h"
 #include "promote-backoff.h"
-#include "promote-pass.h"
+#include "promote-bounds.h"
 #include "recollapse.h"
 #include "registrations.h"
 #include "scan-memo.h"

@@ -19,9 +19,10 @@
  * passes before it is collapsed again (promote-backoff.h).
  *
  * However many processes and VMAs tenants map, a step's work is bounded (promote-pass.h has
- * the figures): a process's walk looks at PROCESS_VMAS_MAX VMAs and PROCESS_WINDOWS_MAX
- * candidate windows at most and resumes at the next pass where it stopped; the step stops
- * once it has read PASS_LINES_MAX maps lines or confirmed PASS_WINDOWS_MAX windows, and the
+ * the figures): a process's walk looks at PROMOTE_PROCESS_VMAS_MAX VMAs and
+ * PROMOTE_PROCESS_WINDOWS_MAX candidate windows at most and resumes at the next pass where it
+ * stopped; the step stops once it has read PROMOTE_PASS_LINES_MAX maps lines or confirmed
+ * PROMOTE_PASS_WINDOWS_MAX windows, and the
  * next step begins with the process this one did not reach (a rotation over the pids, so
  * nobody waits behind the same processes every pass). What waits is counted by bound. */
 #include <dirent.h>
@@ -145,9 +146,9 @@ static uint64_t resume_of(const struct manager *m, pid_t pid, uint64_t start)
 {
 	const struct promote_resume key = {.pid = pid};
 	const struct promote_resume *e =
-	    m->n_promote_resume ? bsearch(&key, m->promote_resume, m->n_promote_resume,
-					  sizeof(key), resume_cmp)
-				: NULL;
+	    m->n_promote_resume
+		? bsearch(&key, m->promote_resume, m->n_promote_resume, sizeof(key), resume_cmp)
+		: NULL;
 
 	return e && e->starttime == start ? e->addr : 0;
 }
@@ -520,17 +521,6 @@ static void save_resume(struct manager *m, const struct promote_job *j)
 	qsort(m->promote_resume, n, sizeof(m->promote_resume[0]), resume_cmp);
 }
 
-const char *promote_deferred_name(enum promote_deferred b)
-{
-	static const char *const names[PROMOTE_DEFERRED_MAX] = {
-	    [PROMOTE_DEFERRED_PLAN] = "plan",
-	    [PROMOTE_DEFERRED_PASS] = "pass",
-	    [PROMOTE_DEFERRED_PROCESS] = "process",
-	};
-
-	return (unsigned)b < PROMOTE_DEFERRED_MAX ? names[b] : "?";
-}
-
 void promote_apply(struct manager *m, const struct promote_job *j)
 {
 	if (!j)
@@ -579,14 +569,14 @@ void promote_apply(struct manager *m, const struct promote_job *j)
 	m->promote_last.deferred[PROMOTE_DEFERRED_PLAN] = j->over;
 	if ((j->deferred[PROMOTE_DEFERRED_PASS] || j->deferred[PROMOTE_DEFERRED_PROCESS]) &&
 	    !m->promote_bound_said) {
-		log_notice("Promotion: the step's bounds (%u VMAs and %u windows per process, %u "
-			   "maps lines and %u windows per pass) left %" PRIu64
-			   " processes and %" PRIu64
-			   " cut walks for later passes, which resume where this one stopped "
-			   "(thpshrink_promote_deferred_total)",
-			   PROMOTE_PROCESS_VMAS_MAX, PROMOTE_PROCESS_WINDOWS_MAX,
-			   PROMOTE_PASS_LINES_MAX, PROMOTE_PASS_WINDOWS_MAX,
-			   j->deferred[PROMOTE_DEFERRED_PASS], j->deferred[PROMOTE_DEFERRED_PROCESS]);
+		log_notice(
+		    "Promotion: the step's bounds (%u VMAs and %u windows per process, %u "
+		    "maps lines and %u windows per pass) left %" PRIu64 " processes and %" PRIu64
+		    " cut walks for later passes, which resume where this one stopped "
+		    "(thpshrink_promote_deferred_total)",
+		    PROMOTE_PROCESS_VMAS_MAX, PROMOTE_PROCESS_WINDOWS_MAX, PROMOTE_PASS_LINES_MAX,
+		    PROMOTE_PASS_WINDOWS_MAX, j->deferred[PROMOTE_DEFERRED_PASS],
+		    j->deferred[PROMOTE_DEFERRED_PROCESS]);
 		m->promote_bound_said = true;
 	}
 	for (size_t i = 0; i < j->n_marks; i++) {

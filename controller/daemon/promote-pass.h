@@ -5,43 +5,11 @@
  * thread after the scan, promote_apply() on the loop once the thread is joined. */
 #pragma once
 #include <stdint.h>
-#include <sys/types.h>
+
+#include "promote-bounds.h"
 
 struct manager;
 struct promote_job;
-
-/* A step's bounds. A process's walk per pass: private anonymous VMAs and candidate windows
- * (one pagemap read each) looked at; the default max_map_count (65,530 VMAs) takes 8 passes.
- * The step per pass: maps lines read (those a resumed walk skips included) and windows
- * confirmed; it checks them between processes, so it may pass them by one process's maps
- * (max_map_count lines). tests/bench/promote-finder measures what each costs. */
-#define PROMOTE_PROCESS_VMAS_MAX    8192u
-#define PROMOTE_PROCESS_WINDOWS_MAX 16384u /* 32 GiB of candidates at 2 MiB */
-#define PROMOTE_PASS_LINES_MAX	    131072u
-#define PROMOTE_PASS_WINDOWS_MAX    65536u
-/* processes whose walk resumes where a bound cut it; beyond, a walk starts over */
-#define PROMOTE_RESUME_MAX 1024u
-
-/* What a bound left for a later pass: the metric's "bound" label. */
-enum promote_deferred {
-	PROMOTE_DEFERRED_PLAN,	  /* processes beyond the plan (4,096 cgroups, 65,536 processes) */
-	PROMOTE_DEFERRED_PASS,	  /* processes the step's bound did not reach */
-	PROMOTE_DEFERRED_PROCESS, /* walks cut at the process's bound, resumed next pass */
-	PROMOTE_DEFERRED_MAX
-};
-/* "plan", "pass", "process" */
-const char *promote_deferred_name(enum promote_deferred b);
-
-/* The last step's work (status.json "promote"). */
-struct promote_step_figures {
-	uint64_t processes, maps_lines, vmas, windows, cpu_ns;
-	uint64_t deferred[PROMOTE_DEFERRED_MAX];
-};
-
-struct promote_resume {
-	pid_t pid;
-	uint64_t starttime, addr;
-};
 
 /* Loop thread: the processes of the cgroups whose policy has "promote", each with its cgroup's
  * plan (policy, budget, observe or enforce) copied out of the policies in force. NULL when no

@@ -67,8 +67,8 @@ const char *thps_dense_method(const struct thps_dense_finder *f);
 
 /* Walks the private anonymous VMAs of pid under ctx->proc_root from f->resume_addr, calling fn
  * for each dense range in address order, within f's bounds. Resets the counters first. Returns
- * 0 (also when fn stopped it or a bound cut it: see next_addr), -ESRCH when the process is gone, -ENODATA when it has no address space, -EACCES,
- * or fn's error. */
+ * 0 (also when fn stopped it or a bound cut it: see next_addr), -ESRCH when the process is gone,
+ * -ENODATA when it has no address space, -EACCES, or fn's error. */
 int thps_dense_walk(struct thps_dense_finder *f, const struct thps_ctx *ctx, pid_t pid,
 		    thps_dense_fn fn, void *userdata);
 

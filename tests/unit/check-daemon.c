@@ -884,31 +884,43 @@ static int64_t status_promote(const char *key, const char *sub)
 	return r;
 }
 
-/* A process with 20,000 VMAs, its one dense range in the last: each pass looks at 8,192 of
- * them (the per-process bound), resumes where the last stopped, and finds it at the third. */
+/* A process with 20,000 VMAs, its one dense range in the last: each pass looks at as many as
+ * the per-process bounds allow (a fake pagemap: the pagemap finder confirms one window per
+ * VMA), resumes where the last stopped, and finds it once the walks reach the end. */
 START_TEST(test_promote_process_bound_resumes)
 {
 	const char *none[] = { NULL };
-	const unsigned want_found[] = {0, 0, 1};
+	const unsigned per = MIN(PROMOTE_PROCESS_VMAS_MAX, PROMOTE_PROCESS_WINDOWS_MAX);
+	const unsigned want_passes = (20000 + per - 1) / per;
+	unsigned pass;
 
 	fake_cgroup("work");
 	fake_process_vmas(4242, "work", 0, 20000);
 	load_promote_policy("observe");
 	set_scan(none);
-	for (unsigned pass = 0; pass < ELEMENTSOF(want_found); pass++) {
+	for (pass = 0; pass < want_passes + 2; pass++) {
+		bool last = pass + 1 == want_passes;
+
 		decide(1000 + pass);
-		ck_assert_uint_eq(records_find(&m->recs, "/work")->prom.pass_found, want_found[pass]);
+		ck_assert_uint_eq(records_find(&m->recs, "/work")->prom.pass_found, last);
 		ck_assert_int_le(status_promote("vmas", NULL), PROMOTE_PROCESS_VMAS_MAX);
-		ck_assert_int_eq(status_promote("deferred", "process"), pass < 2);
-		ck_assert_uint_eq(m->n_promote_resume, pass < 2);
+		ck_assert_int_le(status_promote("windows", NULL), PROMOTE_PROCESS_WINDOWS_MAX);
+		ck_assert_int_eq(status_promote("deferred", "process"), !last);
+		ck_assert_uint_eq(m->n_promote_resume, !last);
+		if (last)
+			break;
 	}
-	ck_assert_uint_eq(m->promote_deferred[PROMOTE_DEFERRED_PROCESS], 2);
+	ck_assert_uint_eq(pass + 1, want_passes);
+	ck_assert_uint_eq(m->promote_deferred[PROMOTE_DEFERRED_PROCESS], want_passes - 1);
 	ck_assert_uint_eq(m->promote_deferred[PROMOTE_DEFERRED_PASS], 0);
+	/* and the next pass starts over from the beginning */
+	decide(2000);
+	ck_assert_int_eq(status_promote("deferred", "process"), 1);
 }
 END_TEST
 
-/* Three processes of 70,000 maps lines each: the step stops once it has read the pass's
- * 131,072 lines, and the next pass begins with the process this one did not reach. */
+/* Three processes of 40,000 maps lines each: the step stops once it has read the pass's
+ * 65,536 lines, and the next pass begins with the process this one did not reach. */
 START_TEST(test_promote_pass_bound_rotates)
 {
 	const char *none[] = { NULL };
@@ -919,7 +931,7 @@ START_TEST(test_promote_pass_bound_rotates)
 
 	for (unsigned i = 0; i < 3; i++) {
 		fake_cgroup(cgs[i] + 1);
-		fake_process_vmas(5001 + (int)i, cgs[i] + 1, 70000, 1);
+		fake_process_vmas(5001 + (int)i, cgs[i] + 1, 40000, 1);
 	}
 	load_promote_policy("observe");
 	set_scan(none);

@@ -118,6 +118,11 @@ static const struct thps_metrics_promoted promoted[] = {
 static const struct thps_metrics_count promote_failures[] = {
 	{ "no_memory", 1 }, { "refused", 2 }, { "thp_disabled", 1 }, { "other", 0 },
 };
+static const struct thps_metrics_count promote_deferred[] = {
+    {"plan", 0},
+    {"pass", 3},
+    {"process", 7},
+};
 
 /* Compares text with the golden file, or rewrites it first when THPS_UPDATE_GOLDENS is set
  * (`make update-goldens`, the one variable for every suite's golden files). */
@@ -161,6 +166,8 @@ START_TEST(test_golden_full)
 	in.n_promoted = ELEMENTSOF(promoted);
 	in.promote_failures = promote_failures;
 	in.n_promote_failures = ELEMENTSOF(promote_failures);
+	in.promote_deferred = promote_deferred;
+	in.n_promote_deferred = ELEMENTSOF(promote_deferred);
 	len = thps_metrics_format_alloc(&in, 1 << 20, &text);
 	ck_assert_int_gt(len, 0);
 	ck_assert_uint_eq(strlen(text), (size_t)len);
