@@ -286,6 +286,16 @@ JEOF
 	kill $HB; wait $HB 2>/dev/null
 	vm_check hostile.vmas-heartbeat "status.json over $(($(date +%s) - HB0)) s of passes over $VPROCS x $VMAS VMAs: the longest gap $gap s (<= 21: 20 s and the clock's 1 s)" \
 		[ "$gap" != none -a "$gap" -le 21 ]
+	# the step's bounds (promote-bounds.h) on real processes: each walk of 20,000 VMAs is cut
+	# at 8,192 and resumed, a pass reads 65,536 maps lines and one process's more at most
+	metrics_at $D/m-vmas.txt
+	pst=$(sed -n 's/.*"promote":{"processes":\([^}]*\)}.*/\1/p' $D/state-h/status.json)
+	pl=$(echo "$pst" | sed -n 's/.*"maps_lines":\([0-9]*\).*/\1/p')
+	pv=$(echo "$pst" | sed -n 's/.*"vmas":\([0-9]*\).*/\1/p')
+	pres=$(sed -n 's/.*"resuming":\([0-9]*\).*/\1/p' $D/state-h/status.json)
+	dproc=$(mval $D/m-vmas.txt thpshrink_promote_deferred_total 'bound="process"')
+	vm_check hostile.vmas-bounded "last step: ${pl:-none} maps lines (<= 65,536 + $VMAS + 100), ${pv:-none} VMAs (<= $VPROCS x 8,192), ${pres:-none} walks to resume; walks cut since start $dproc (>= $VPROCS: each process has $VMAS VMAs)" \
+		[ -n "$pl" -a -n "$pv" ] && [ "$pl" -le $((65536 + VMAS + 100)) -a "$pv" -le $((VPROCS * 8192)) -a "$dproc" -ge "$VPROCS" ]
 	# a SIGHUP every 0.5 s for 12 s: wherever the pass is, each is logged within 1 s
 	worst=0 k=0
 	while [ $k -lt 24 ]; do
