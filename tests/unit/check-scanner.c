@@ -348,7 +348,8 @@ static int fake_pagemap_scan(int fd, struct pm_scan_arg *arg)
 
 				if (!thps_pm_present(e[j]))
 					continue;
-				if (n && vec[n - 1].end == p && vec[n - 1].categories == PAGE_IS_PRESENT) {
+				if (n && vec[n - 1].end == p &&
+				    vec[n - 1].categories == PAGE_IS_PRESENT) {
 					vec[n - 1].end += 4096;
 					continue;
 				}
@@ -531,7 +532,7 @@ START_TEST(test_collect_mthp)
 	ck_assert_uint_eq(thps_hist_thps(&c->hist), 0); /* no PMD-size THP */
 	ck_assert_uint_eq(c->mthp[4].hist.thps[0], 1);	/* F1: 1*10/16 = 0 */
 	ck_assert_uint_eq(c->mthp[4].hist.zero_subpages[0], 15);
-	ck_assert_uint_eq(c->mthp[4].hist.thps[9], 1); /* F2 */
+	ck_assert_uint_eq(c->mthp[4].hist.thps[9], 1);	 /* F2 */
 	ck_assert_uint_eq(c->mthp[4].partial_folios, 1); /* F3: 4 of 16 mapped */
 	ck_assert_uint_eq(c->mthp[4].partial_unmapped_bytes, 12 * 4096);
 	ck_assert_uint_eq(c->partial_thps, 1);
@@ -903,10 +904,10 @@ START_TEST(test_dense_first_window)
 	thps_geometry_default(&g);
 	ck_assert_uint_eq(thps_dense_first_window(&g, 0, M2), 0);
 	ck_assert_uint_eq(thps_dense_first_window(&g, 4096, 2 * M2), M2);
-	ck_assert_uint_eq(thps_dense_first_window(&g, 4096, 2 * M2 - 4096), 2 * M2 - 4096); /* none fits */
+	ck_assert_uint_eq(thps_dense_first_window(&g, 4096, 2 * M2 - 4096),
+			  2 * M2 - 4096); /* none fits */
 	ck_assert_uint_eq(thps_dense_first_window(&g, M2, 2 * M2 - 4096), 2 * M2 - 4096);
-	ck_assert_uint_eq(thps_dense_first_window(&g, UINT64_MAX - 4095, UINT64_MAX),
-			  UINT64_MAX);
+	ck_assert_uint_eq(thps_dense_first_window(&g, UINT64_MAX - 4095, UINT64_MAX), UINT64_MAX);
 }
 END_TEST
 
@@ -922,34 +923,47 @@ static int dense_collect(void *ud, uint64_t addr)
 	return limit && n_dense_seen >= *limit ? 1 : 0;
 }
 
-/* A fake /proc/1: maps with one anonymous VMA of 5 windows (+ a file mapping), pagemap a
- * regular file (so PAGEMAP_SCAN fails with ENOTTY and the pagemap fallback runs). Windows 0
- * and 3 dense, 1 a THP, 2 with one zero page, 4 with a hole. */
-START_TEST(test_dense_walk_fallback)
+/* The maps (a stream to write) and the pagemap (an fd to pwrite) of a fake /proc/1. */
+static FILE *fake_proc1_maps(void)
 {
-	const uint64_t M2 = 2 << 20, base = 0x40000000;
-	struct thps_geometry g;
-	struct thps_dense_finder f;
-	struct thps_ctx ctx;
 	char p[PATH_MAX];
-	uint64_t e[512];
-	size_t limit = 1;
 	FILE *m;
-	int fd;
 
-	thps_geometry_default(&g);
 	mkdir_p("proc");
 	mkdir_p("proc/1");
 	snprintf(p, sizeof(p), "%s/proc/1/maps", tmpdir);
 	m = fopen(p, "w");
 	ck_assert_ptr_nonnull(m);
-	fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n", base, base + 5 * M2);
-	fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 08:01 42 /usr/lib/x.so\n",
-		base + 5 * M2, base + 6 * M2);
-	fclose(m);
+	return m;
+}
+
+static int fake_proc1_pagemap(void)
+{
+	char p[PATH_MAX];
+	int fd;
+
 	snprintf(p, sizeof(p), "%s/proc/1/pagemap", tmpdir);
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+/* A fake /proc/1: maps with one anonymous VMA of 5 windows (+ a file mapping), pagemap a
+ * regular file (so PAGEMAP_SCAN fails with ENOTTY and the pagemap fallback runs). Windows 0
+ * and 3 dense, 1 a THP, 2 with one zero page, 4 with a hole. */
+static void fake_five_windows(uint64_t base)
+{
+	const uint64_t M2 = 2 << 20;
+	uint64_t e[512];
+	FILE *m;
+	int fd;
+
+	m = fake_proc1_maps();
+	fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n", base, base + 5 * M2);
+	fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 08:01 42 /usr/lib/x.so\n", base + 5 * M2,
+		base + 6 * M2);
+	fclose(m);
+	fd = fake_proc1_pagemap();
 	for (unsigned w = 0; w < 6; w++) {
 		dense_entries(e, 512, 100000 + 2000 * w);
 		if (w == 1)
@@ -963,6 +977,18 @@ START_TEST(test_dense_walk_fallback)
 				 (ssize_t)sizeof(e));
 	}
 	close(fd);
+}
+
+START_TEST(test_dense_walk_fallback)
+{
+	const uint64_t M2 = 2 << 20, base = 0x40000000;
+	struct thps_geometry g;
+	struct thps_dense_finder f;
+	struct thps_ctx ctx;
+	size_t limit = 1;
+
+	thps_geometry_default(&g);
+	fake_five_windows(base);
 	fixture_ctx(&ctx, "", "/nonexistent");
 	snprintf(ctx.proc_root, sizeof(ctx.proc_root), "%s/proc", tmpdir);
 
@@ -1008,16 +1034,11 @@ static uint64_t many_vma(unsigned i)
 static void fake_many_vmas(void)
 {
 	const unsigned dense[] = {10, 50000, MANY_VMAS - 1};
-	char p[PATH_MAX];
 	uint64_t e[512];
 	FILE *m;
 	int fd;
 
-	mkdir_p("proc");
-	mkdir_p("proc/1");
-	snprintf(p, sizeof(p), "%s/proc/1/maps", tmpdir);
-	m = fopen(p, "w");
-	ck_assert_ptr_nonnull(m);
+	m = fake_proc1_maps();
 	for (unsigned i = 0; i < MANY_VMAS; i++) {
 		fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n", many_vma(i),
 			many_vma(i) + (2 << 20));
@@ -1026,9 +1047,7 @@ static void fake_many_vmas(void)
 				many_vma(i) + (2 << 20), many_vma(i) + (3 << 20));
 	}
 	ck_assert_int_eq(fclose(m), 0);
-	snprintf(p, sizeof(p), "%s/proc/1/pagemap", tmpdir);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
+	fd = fake_proc1_pagemap();
 	for (unsigned k = 0; k < ELEMENTSOF(dense); k++) {
 		dense_entries(e, 512, 100000 + 2000 * k);
 		ck_assert_int_eq(pwrite(fd, e, sizeof(e), (off_t)(many_vma(dense[k]) / 4096 * 8)),
@@ -1109,8 +1128,8 @@ START_TEST(test_dense_walk_bounds)
 }
 END_TEST
 
-/* A bound cuts a VMA in the middle: one VMA of 5 windows (the fallback fixture's: 0 and 3
- * dense) walked 2 windows at a time resumes at the window where the last walk stopped. */
+/* A bound cuts a VMA in the middle: the fallback fixture's VMA of 5 windows (0 and 3 dense)
+ * walked 2 windows at a time resumes at the window where the last walk stopped. */
 START_TEST(test_dense_walk_resume_in_vma)
 {
 	const uint64_t M2 = 2 << 20, base = 0x40000000;
@@ -1118,30 +1137,9 @@ START_TEST(test_dense_walk_resume_in_vma)
 	struct thps_geometry g;
 	struct thps_dense_finder f;
 	struct thps_ctx ctx;
-	char p[PATH_MAX];
-	uint64_t e[512];
-	FILE *m;
-	int fd;
 
 	thps_geometry_default(&g);
-	mkdir_p("proc");
-	mkdir_p("proc/1");
-	snprintf(p, sizeof(p), "%s/proc/1/maps", tmpdir);
-	m = fopen(p, "w");
-	ck_assert_ptr_nonnull(m);
-	fprintf(m, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n", base, base + 5 * M2);
-	fclose(m);
-	snprintf(p, sizeof(p), "%s/proc/1/pagemap", tmpdir);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	for (unsigned w = 0; w < 5; w++) {
-		dense_entries(e, 512, 100000 + 2000 * w);
-		if (w != 0 && w != 3)
-			memset(e, 0, sizeof(e)); /* a hole */
-		ck_assert_int_eq(pwrite(fd, e, sizeof(e), (off_t)((base + w * M2) / 4096 * 8)),
-				 (ssize_t)sizeof(e));
-	}
-	close(fd);
+	fake_five_windows(base);
 	fixture_ctx(&ctx, "", "/nonexistent");
 	snprintf(ctx.proc_root, sizeof(ctx.proc_root), "%s/proc", tmpdir);
 	ck_assert_int_eq(thps_dense_init(&f, &g, true), 0);
