@@ -18,4 +18,14 @@ src=$?
 s=$(printf '%s\n' "$skips" | sed -n 's/^skips: \([0-9]*\) total.*/\1/p')
 echo "check-all: $p passed, $f failed, $s skipped"
 printf '%s\n' "$skips"
+# the failures last, so that the tail of a long log (all CI keeps) names them
+if [ "$f" != 0 ]; then
+	echo "check-all: the $f failures:"
+	for t in $(grep -l '^:test-result: \(FAIL\|ERROR\)' $(find "$b" -name '*.trs' 2>/dev/null) /dev/null); do
+		echo "  FAIL ${t%.trs} (see ${t%.trs}.log)"
+	done
+	for r in $(find "$b/tests" -maxdepth 3 -name '*.result' 2>/dev/null); do
+		grep '^FAIL ' "$r" | cut -c1-300 | sed "s|^|  $(basename "$r" .result): |"
+	done
+fi
 [ "$f" = 0 ] && [ $src = 0 ]
