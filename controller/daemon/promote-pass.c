@@ -18,13 +18,13 @@
  * the step. A range the daemon collapsed that comes back dense but not a THP waits 1, 2, 4 ...
  * passes before it is collapsed again (promote-backoff.h).
  *
- * However many processes and VMAs tenants map, a step's work is bounded (promote-pass.h has
- * the figures): a process's walk looks at PROMOTE_PROCESS_VMAS_MAX VMAs and
+ * However many processes and VMAs tenants map, a step's work is bounded (promote-bounds.h
+ * has the figures): a process's walk looks at PROMOTE_PROCESS_VMAS_MAX VMAs and
  * PROMOTE_PROCESS_WINDOWS_MAX candidate windows at most and resumes at the next pass where it
  * stopped; the step stops once it has read PROMOTE_PASS_LINES_MAX maps lines or confirmed
- * PROMOTE_PASS_WINDOWS_MAX windows, and the
- * next step begins with the process this one did not reach (a rotation over the pids, so
- * nobody waits behind the same processes every pass). What waits is counted by bound. */
+ * PROMOTE_PASS_WINDOWS_MAX windows, and the next step begins with the process this one did
+ * not finish (a rotation over the pids, so nobody waits behind the same processes every
+ * pass). What waits is counted by bound. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -395,18 +395,20 @@ void promote_run(struct promote_job *j)
 			j->cursor_next = p->pid;
 			break;
 		}
-		if (j->lines >= PROMOTE_PASS_LINES_MAX || j->windows >= PROMOTE_PASS_WINDOWS_MAX) {
-			j->deferred[PROMOTE_DEFERRED_PASS] += j->n_procs - i;
-			j->cursor_next = p->pid;
-			break;
-		}
 		if (run_process(j, p)) {
 			j->cursor_next = p->pid;
 			break;
 		}
-		/* cut by what the step had left: it goes first next time */
-		if (p->next_addr && j->windows >= PROMOTE_PASS_WINDOWS_MAX)
-			j->cursor_next = p->pid;
+		if (j->lines >= PROMOTE_PASS_LINES_MAX || j->windows >= PROMOTE_PASS_WINDOWS_MAX) {
+			j->deferred[PROMOTE_DEFERRED_PASS] += j->n_procs - i - 1;
+			/* a walk the step's remainder cut goes first next time, else the next one
+			 */
+			if (p->next_addr)
+				j->cursor_next = p->pid;
+			else if (i + 1 < j->n_procs)
+				j->cursor_next = j->procs[i + 1].pid;
+			break;
+		}
 	}
 	j->cpu_ns = thread_cpu_ns() - c0;
 	j->wall_ns = (now_mono_usec() - t0) * 1000;

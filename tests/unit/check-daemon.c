@@ -950,6 +950,40 @@ START_TEST(test_promote_pass_bound_rotates)
 }
 END_TEST
 
+/* The step's window bound (2,048 a pass) between processes of 1,500, 1,500 and 1 windows (a
+ * fake pagemap: one confirmed a VMA), the dense one last in each: the second process's walk
+ * is cut by what the step has left, and it goes first at the next pass, resumed. */
+START_TEST(test_promote_pass_windows_remainder)
+{
+	const char *none[] = { NULL };
+	const char *cgs[] = {"/c1", "/c2", "/c3"};
+	const unsigned vmas[] = {1500, 1500, 1};
+	const unsigned want[2][3] = {{1, 0, 0}, {0, 1, 1}};
+	const pid_t want_cursor[] = {6002, 6001};
+
+	ck_assert_uint_eq(PROMOTE_PASS_WINDOWS_MAX, 2048); /* the figures below assume it */
+	for (unsigned i = 0; i < 3; i++) {
+		fake_cgroup(cgs[i] + 1);
+		fake_process_vmas(6001 + (int)i, cgs[i] + 1, 0, vmas[i]);
+	}
+	load_promote_policy("observe");
+	set_scan(none);
+	for (unsigned pass = 0; pass < 2; pass++) {
+		decide(1000 + pass);
+		for (unsigned i = 0; i < 3; i++)
+			ck_assert_msg(records_find(&m->recs, cgs[i])->prom.pass_found ==
+					  want[pass][i],
+				      "pass %u: %s found %" PRIu64, pass, cgs[i],
+				      records_find(&m->recs, cgs[i])->prom.pass_found);
+		ck_assert_int_eq(m->promote_cursor, want_cursor[pass]);
+		ck_assert_int_eq(status_promote("windows", NULL), PROMOTE_PASS_WINDOWS_MAX);
+	}
+	/* pass 1: 6002 cut after 548 windows, 6003 not reached; pass 2: 6001 cut after 1,095 */
+	ck_assert_uint_eq(m->promote_deferred[PROMOTE_DEFERRED_PASS], 1);
+	ck_assert_uint_eq(m->promote_deferred[PROMOTE_DEFERRED_PROCESS], 2);
+}
+END_TEST
+
 /* The tenant boundary through the daemon's pass: the split and the promote paths ask one rule
  * (dglue_choose). Registrations: /e names "enf" and asks observe (not delegated: enforced),
  * its child /e/escape is /e's; /d asks observe under "deleg" (delegated: observed); /o names
@@ -1134,6 +1168,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_promote_nohugepage_opted_out);
 	tcase_add_test(tc, test_promote_process_bound_resumes);
 	tcase_add_test(tc, test_promote_pass_bound_rotates);
+	tcase_add_test(tc, test_promote_pass_windows_remainder);
 	suite_add_tcase(s, tc);
 	return s;
 }
