@@ -281,7 +281,8 @@ struct promote_job *promote_plan(struct manager *m)
 	plan_sweep(m, j, d, m->promote_cursor, true);
 	if (m->promote_cursor > 1)
 		plan_sweep(m, j, d, m->promote_cursor, false);
-	qsort_r(j->procs, j->n_procs, sizeof(*j->procs), rotation_cmp, &m->promote_cursor);
+	if (j->n_procs)
+		qsort_r(j->procs, j->n_procs, sizeof(*j->procs), rotation_cmp, &m->promote_cursor);
 	return j;
 }
 

@@ -1110,10 +1110,10 @@ START_TEST(test_dense_walk_bounds)
 	ck_assert_uint_eq(f.lines, MANY_VMAS + 1);
 	/* 8,192 VMAs a walk: 13 walks */
 	ck_assert_uint_eq(walk_resumed(&f, &ctx, 8192, 0), 13);
-	/* 5,000 windows a walk (one per VMA here): 20 walks */
-	ck_assert_uint_eq(walk_resumed(&f, &ctx, 0, 5000), 20);
-	/* whichever comes first */
-	ck_assert_uint_eq(walk_resumed(&f, &ctx, 4096, 30000), 25);
+	/* 25,000 windows a walk (one per VMA here): 4 walks */
+	ck_assert_uint_eq(walk_resumed(&f, &ctx, 0, 25000), 4);
+	/* whichever comes first: the windows here */
+	ck_assert_uint_eq(walk_resumed(&f, &ctx, 30000, 20000), 5);
 	/* a bound of one: every walk still moves on */
 	f.resume_addr = many_vma(MANY_VMAS - 3);
 	f.max_vmas = 1;
