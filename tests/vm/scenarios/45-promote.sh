@@ -289,10 +289,10 @@ JEOF
 	# the step's bounds (promote-bounds.h) on real processes: each walk of 20,000 VMAs is cut
 	# at 8,192 and resumed, a pass reads 65,536 maps lines and one process's more at most
 	metrics_at $D/m-vmas.txt
-	pst=$(sed -n 's/.*"promote":{"processes":\([^}]*\)}.*/\1/p' $D/state-h/status.json)
-	pl=$(echo "$pst" | sed -n 's/.*"maps_lines":\([0-9]*\).*/\1/p')
-	pv=$(echo "$pst" | sed -n 's/.*"vmas":\([0-9]*\).*/\1/p')
-	pres=$(sed -n 's/.*"resuming":\([0-9]*\).*/\1/p' $D/state-h/status.json)
+	# (status.json is pretty-printed; these keys are only in its top-level "promote")
+	pl=$(sed -n 's/.*"maps_lines": *\([0-9]*\).*/\1/p' $D/state-h/status.json)
+	pv=$(sed -n 's/.*"vmas": *\([0-9]*\).*/\1/p' $D/state-h/status.json)
+	pres=$(sed -n 's/.*"resuming": *\([0-9]*\).*/\1/p' $D/state-h/status.json)
 	dproc=$(mval $D/m-vmas.txt thpshrink_promote_deferred_total 'bound="process"')
 	vm_check hostile.vmas-bounded "last step: ${pl:-none} maps lines (<= 65,536 + $VMAS + 100), ${pv:-none} VMAs (<= $VPROCS x 8,192), ${pres:-none} walks to resume; walks cut since start $dproc (>= $VPROCS: each process has $VMAS VMAs)" \
 		[ -n "$pl" -a -n "$pv" ] && [ "$pl" -le $((65536 + VMAS + 100)) -a "$pv" -le $((VPROCS * 8192)) -a "$dproc" -ge "$VPROCS" ]
