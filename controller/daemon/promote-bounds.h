@@ -6,7 +6,7 @@
 #include <sys/types.h>
 
 /* A step's bounds (tests/bench/finder-bench measures what each unit costs: here 0.8 us a maps
- * line, 80-100 us a window confirmed, most of it one kpageflags read per page). A process's
+ * line, 80-170 us a window confirmed, most of it kpageflags reads, up to one a page). A process's
  * walk per pass: private anonymous VMAs looked at, and candidate windows confirmed; the default
  * max_map_count (65,530 VMAs) takes 8 passes. The step per pass: maps lines read (those a
  * resumed walk skips included) and windows confirmed, checked between processes, so one
