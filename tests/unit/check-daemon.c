@@ -919,29 +919,44 @@ START_TEST(test_promote_process_bound_resumes)
 }
 END_TEST
 
+/* Processes pid0, pid0 + 1, pid0 + 2, one in each of the cgroups cgs (fake ones), with
+ * file_lines maps lines and vmas[i] VMAs each; an observing promote policy for all. */
+static void three_processes(int pid0, const char *const *cgs, const unsigned *vmas,
+			    unsigned file_lines)
+{
+	const char *none[] = { NULL };
+
+	for (unsigned i = 0; i < 3; i++) {
+		fake_cgroup(cgs[i] + 1);
+		fake_process_vmas(pid0 + (int)i, cgs[i] + 1, file_lines, vmas[i]);
+	}
+	load_promote_policy("observe");
+	set_scan(none);
+}
+
+/* The dense ranges each of the three cgroups found in the last pass. */
+static void found_by_cgroup(unsigned pass, const char *const *cgs, const unsigned *want)
+{
+	for (unsigned i = 0; i < 3; i++)
+		ck_assert_msg(records_find(&m->recs, cgs[i])->prom.pass_found == want[i],
+			      "pass %u: %s found %" PRIu64, pass, cgs[i],
+			      records_find(&m->recs, cgs[i])->prom.pass_found);
+}
+
 /* Three processes of 40,000 maps lines each: the step stops once it has read the pass's
  * 65,536 lines, and the next pass begins with the process this one did not reach. */
 START_TEST(test_promote_pass_bound_rotates)
 {
-	const char *none[] = { NULL };
 	const char *cgs[] = {"/w1", "/w2", "/w3"};
 	/* reached, by pass: 5001 5002 | 5003 5001 | 5002 5003 */
 	const unsigned want[3][3] = {{1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
 	const pid_t want_cursor[] = {5003, 5002, 5001};
+	const unsigned vmas[] = {1, 1, 1}, file_lines = 40000;
 
-	for (unsigned i = 0; i < 3; i++) {
-		fake_cgroup(cgs[i] + 1);
-		fake_process_vmas(5001 + (int)i, cgs[i] + 1, 40000, 1);
-	}
-	load_promote_policy("observe");
-	set_scan(none);
+	three_processes(5001, cgs, vmas, file_lines);
 	for (unsigned pass = 0; pass < 3; pass++) {
 		decide(1000 + pass);
-		for (unsigned i = 0; i < 3; i++)
-			ck_assert_msg(records_find(&m->recs, cgs[i])->prom.pass_found ==
-					  want[pass][i],
-				      "pass %u: %s found %" PRIu64, pass, cgs[i],
-				      records_find(&m->recs, cgs[i])->prom.pass_found);
+		found_by_cgroup(pass, cgs, want[pass]);
 		ck_assert_int_eq(m->promote_cursor, want_cursor[pass]);
 		ck_assert_int_eq(status_promote("deferred", "pass"), 1);
 		ck_assert_int_eq(status_promote("processes", NULL), 2);
@@ -955,26 +970,17 @@ END_TEST
  * is cut by what the step has left, and it goes first at the next pass, resumed. */
 START_TEST(test_promote_pass_windows_remainder)
 {
-	const char *none[] = { NULL };
 	const char *cgs[] = {"/c1", "/c2", "/c3"};
 	const unsigned vmas[] = {1500, 1500, 1};
 	const unsigned want[2][3] = {{1, 0, 0}, {0, 1, 1}};
 	const pid_t want_cursor[] = {6002, 6001};
+	const unsigned file_lines = 0;
 
 	ck_assert_uint_eq(PROMOTE_PASS_WINDOWS_MAX, 2048); /* the figures below assume it */
-	for (unsigned i = 0; i < 3; i++) {
-		fake_cgroup(cgs[i] + 1);
-		fake_process_vmas(6001 + (int)i, cgs[i] + 1, 0, vmas[i]);
-	}
-	load_promote_policy("observe");
-	set_scan(none);
+	three_processes(6001, cgs, vmas, file_lines);
 	for (unsigned pass = 0; pass < 2; pass++) {
 		decide(1000 + pass);
-		for (unsigned i = 0; i < 3; i++)
-			ck_assert_msg(records_find(&m->recs, cgs[i])->prom.pass_found ==
-					  want[pass][i],
-				      "pass %u: %s found %" PRIu64, pass, cgs[i],
-				      records_find(&m->recs, cgs[i])->prom.pass_found);
+		found_by_cgroup(pass, cgs, want[pass]);
 		ck_assert_int_eq(m->promote_cursor, want_cursor[pass]);
 		ck_assert_int_eq(status_promote("windows", NULL), PROMOTE_PASS_WINDOWS_MAX);
 	}

@@ -312,6 +312,15 @@ tput_ok() {
 		'BEGIN { exit !((a > 0 && d / a >= 0.5) || (an > 0 && dn / an >= 0.5) || (n > 0 && d >= n)) }'
 }
 EXTRA_ROUNDS=2
+# bench_round CONF SVC LABEL: one bench of SVC right after a 1 s calibration loop; keeps CONF's
+# best raw rate and best rate per calibration unit
+bench_round() {
+	_bc=$(lg calib 0 bench 1 | sed -n 's/.* rate=\([0-9.]*\).*/\1/p')
+	_br=$(svc_bench $2)
+	echo "# $1 bench $2 $3: ${_br:-0} requests/s, calibration ${_bc:-0} loops/s"
+	eval "rate_$1_$2=\$(awk -v a=\$rate_$1_$2 -v b=${_br:-0} 'BEGIN { print (b > a ? b : a) }')"
+	eval "norm_$1_$2=\$(awk -v a=\$norm_$1_$2 -v r=${_br:-0} -v c=${_bc:-0} 'BEGIN { n = c > 0 ? r / c : 0; print (n > a ? n : a) }')"
+}
 run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under the name CONF
 	conf=$1 mode=${2:-$1}
 	echo "# ---- configuration $conf (uptime $(vm_uptime)s)"
@@ -394,13 +403,7 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 	for v in $SVCS; do eval "rate_${conf}_$v=0 norm_${conf}_$v=0"; done
 	_rounds=$ROUNDS; [ $mode = never ] && [ $ROUNDS -gt 1 ] && _rounds=$((ROUNDS - 1))
 	for round in $(seq $_rounds); do
-		for v in $SVCS; do
-			c=$(lg calib 0 bench 1 | sed -n 's/.* rate=\([0-9.]*\).*/\1/p')
-			r=$(svc_bench $v)
-			echo "# $conf bench $v round $round: ${r:-0} requests/s, calibration ${c:-0} loops/s"
-			eval "rate_${conf}_$v=\$(awk -v a=\$rate_${conf}_$v -v b=${r:-0} 'BEGIN { print (b > a ? b : a) }')"
-			eval "norm_${conf}_$v=\$(awk -v a=\$norm_${conf}_$v -v r=${r:-0} -v c=${c:-0} 'BEGIN { n = c > 0 ? r / c : 0; print (n > a ? n : a) }')"
-		done
+		for v in $SVCS; do bench_round $conf $v "round $round"; done
 	done
 	# The throughput guard below, confirmed before it fails: a service that has not reached it
 	# in the ROUNDS gets up to EXTRA_ROUNDS more. A collapse thpshrinkd caused stays; TCG's
@@ -411,11 +414,7 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 			x=0
 			while [ $x -lt $EXTRA_ROUNDS ] && ! tput_ok $v; do
 				x=$((x + 1))
-				c=$(lg calib 0 bench 1 | sed -n 's/.* rate=\([0-9.]*\).*/\1/p')
-				r=$(svc_bench $v)
-				echo "# $conf bench $v extra round $x: ${r:-0} requests/s, calibration ${c:-0} loops/s"
-				eval "rate_${conf}_$v=\$(awk -v a=\$rate_${conf}_$v -v b=${r:-0} 'BEGIN { print (b > a ? b : a) }')"
-				eval "norm_${conf}_$v=\$(awk -v a=\$norm_${conf}_$v -v r=${r:-0} -v c=${c:-0} 'BEGIN { n = c > 0 ? r / c : 0; print (n > a ? n : a) }')"
+				bench_round $conf $v "extra round $x"
 			done
 			eval "extra_$v=$x"
 		done
