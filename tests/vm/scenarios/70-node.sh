@@ -407,8 +407,8 @@ run_config() { # CONF [MODE]: MODE (one of CONFS' names; CONF by default) under 
 	done
 	# The throughput guard below, confirmed before it fails: a service that has not reached it
 	# in the ROUNDS gets up to EXTRA_ROUNDS more. A collapse thpshrinkd caused stays; TCG's
-	# noise (the JVM's rate moves 2x between rounds with two guests on the host, and CI failed
-	# on it twice) does not.
+	# noise (the JVM's rate moves 2x between rounds with two guests on the host; CI failed on
+	# it once, a run with three guests here once) does not.
 	if [ "$conf" = thpsd ]; then
 		for v in $SVCS; do
 			x=0
