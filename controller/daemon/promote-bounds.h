@@ -38,7 +38,7 @@ static inline const char *promote_deferred_name(enum promote_deferred b)
 	return (unsigned)b < PROMOTE_DEFERRED_MAX ? names[b] : "?";
 }
 
-/* The last step's work (status.json "promote"). */
+/* A step's work and what its bounds left (the job's, then status.json "promote"). */
 struct promote_step_figures {
 	uint64_t processes, maps_lines, vmas, windows, cpu_ns;
 	uint64_t deferred[PROMOTE_DEFERRED_MAX];

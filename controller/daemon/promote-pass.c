@@ -89,12 +89,11 @@ struct promote_job {
 	size_t n_cgs, cap_cgs;
 	struct promote_proc *procs;
 	size_t n_procs, cap_procs;
-	size_t over;	   /* processes left out of the plan by its bounds */
-	pid_t plan_next;   /* the first of them, where the next pass begins if this one ends */
+	/* the work done and what waits, by bound: the plan's (processes left out of it by its
+	 * bounds) filled by promote_plan(), the rest by promote_run() */
+	struct promote_step_figures fig;
+	pid_t plan_next;   /* the first left out, where the next pass begins if this one ends */
 	pid_t cursor_next; /* filled by promote_run(): where the next pass begins */
-	/* filled by promote_run(): the work done and what waits, by bound */
-	uint64_t lines, vmas, windows, walked;
-	uint64_t deferred[PROMOTE_DEFERRED_MAX];
 	/* filled by promote_run() */
 	struct promote_mark *marks;
 	size_t n_marks, cap_marks;
@@ -105,7 +104,7 @@ struct promote_job {
 	bool stopped; /* ENOMEM: no free huge page */
 	uint32_t stop_cg;
 	char stop_note[256];
-	uint64_t cpu_ns, wall_ns;
+	uint64_t wall_ns;
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -240,7 +239,7 @@ static void plan_sweep(struct manager *m, struct promote_job *j, DIR *d, pid_t f
 		    (pid_t)v == getpid() || ((pid_t)v >= from) != at_or_above)
 			continue;
 		r = plan_process(m, j, (pid_t)v, de->d_name);
-		if (r < 0 && !j->over++)
+		if (r < 0 && !j->fig.deferred[PROMOTE_DEFERRED_PLAN]++)
 			j->plan_next = (pid_t)v;
 	}
 }
@@ -325,7 +324,8 @@ static int run_process(struct promote_job *j, struct promote_proc *p)
 	    .fallback_budget = UINT64_C(64) << 30,
 	    .resume_addr = p->resume,
 	    .max_vmas = PROMOTE_PROCESS_VMAS_MAX,
-	    .max_windows = MIN(PROMOTE_PROCESS_WINDOWS_MAX, PROMOTE_PASS_WINDOWS_MAX - j->windows),
+	    .max_windows =
+		MIN(PROMOTE_PROCESS_WINDOWS_MAX, PROMOTE_PASS_WINDOWS_MAX - j->fig.windows),
 	    .collapsed = on_collapsed,
 	    .admit = on_admit,
 	    .userdata = &rc,
@@ -341,11 +341,11 @@ static int run_process(struct promote_job *j, struct promote_proc *p)
 	r = thps_promote_pid(&j->ctx, &j->geom, p->pid, &opts, &res);
 	p->walked = true;
 	p->next_addr = res.next_addr;
-	j->walked++;
-	j->lines += res.maps_lines;
-	j->vmas += res.vmas;
-	j->windows += res.windows;
-	j->deferred[PROMOTE_DEFERRED_PROCESS] += res.walks_cut;
+	j->fig.processes++;
+	j->fig.maps_lines += res.maps_lines;
+	j->fig.vmas += res.vmas;
+	j->fig.windows += res.windows;
+	j->fig.deferred[PROMOTE_DEFERRED_PROCESS] += res.walks_cut;
 	if (r < 0) {
 		if (r == -EPERM || r == -ENOSYS) {
 			j->fatal = r;
@@ -400,8 +400,9 @@ void promote_run(struct promote_job *j)
 			j->cursor_next = p->pid;
 			break;
 		}
-		if (j->lines >= PROMOTE_PASS_LINES_MAX || j->windows >= PROMOTE_PASS_WINDOWS_MAX) {
-			j->deferred[PROMOTE_DEFERRED_PASS] += j->n_procs - i - 1;
+		if (j->fig.maps_lines >= PROMOTE_PASS_LINES_MAX ||
+		    j->fig.windows >= PROMOTE_PASS_WINDOWS_MAX) {
+			j->fig.deferred[PROMOTE_DEFERRED_PASS] += j->n_procs - i - 1;
 			/* a walk the step's remainder cut goes first next time, else the next one
 			 */
 			if (p->next_addr)
@@ -411,7 +412,7 @@ void promote_run(struct promote_job *j)
 			break;
 		}
 	}
-	j->cpu_ns = thread_cpu_ns() - c0;
+	j->fig.cpu_ns = thread_cpu_ns() - c0;
 	j->wall_ns = (now_mono_usec() - t0) * 1000;
 }
 
@@ -423,7 +424,7 @@ void promote_cancel(struct promote_job *j)
 
 uint64_t promote_cpu_usec(const struct promote_job *j)
 {
-	return j ? j->cpu_ns / 1000 : 0;
+	return j ? j->fig.cpu_ns / 1000 : 0;
 }
 
 /* The record of cgroup c, its per-pass promote figures set from the job. */
@@ -529,7 +530,8 @@ void promote_apply(struct manager *m, const struct promote_job *j)
 	if (!j)
 		return;
 	log_debug("Promote step: %zu processes in %zu cgroups, %.3f s (CPU %.3f s)%s", j->n_procs,
-		  j->n_cgs, j->wall_ns / 1e9, j->cpu_ns / 1e9, j->cancelled ? ", cancelled" : "");
+		  j->n_cgs, j->wall_ns / 1e9, j->fig.cpu_ns / 1e9,
+		  j->cancelled ? ", cancelled" : "");
 	for (size_t i = 0; i < j->n_cgs; i++) {
 		const struct promote_cgroup *c = &j->cgs[i];
 		struct crecord *rec;
@@ -558,19 +560,10 @@ void promote_apply(struct manager *m, const struct promote_job *j)
 			remember_refused(m, j->procs[i].pid, j->procs[i].starttime);
 	save_resume(m, j);
 	m->promote_cursor = j->cursor_next;
-	m->promote_deferred[PROMOTE_DEFERRED_PLAN] += j->over;
-	for (unsigned b = PROMOTE_DEFERRED_PASS; b < PROMOTE_DEFERRED_MAX; b++)
-		m->promote_deferred[b] += j->deferred[b];
-	m->promote_last = (struct promote_step_figures){
-	    .processes = j->walked,
-	    .maps_lines = j->lines,
-	    .vmas = j->vmas,
-	    .windows = j->windows,
-	    .cpu_ns = j->cpu_ns,
-	};
-	memcpy(m->promote_last.deferred, j->deferred, sizeof(j->deferred));
-	m->promote_last.deferred[PROMOTE_DEFERRED_PLAN] = j->over;
-	if ((j->deferred[PROMOTE_DEFERRED_PASS] || j->deferred[PROMOTE_DEFERRED_PROCESS]) &&
+	for (unsigned b = 0; b < PROMOTE_DEFERRED_MAX; b++)
+		m->promote_deferred[b] += j->fig.deferred[b];
+	m->promote_last = j->fig;
+	if ((j->fig.deferred[PROMOTE_DEFERRED_PASS] || j->fig.deferred[PROMOTE_DEFERRED_PROCESS]) &&
 	    !m->promote_bound_said) {
 		log_notice(
 		    "Promotion: the step's bounds (%u VMAs and %u windows per process, %u "
@@ -578,8 +571,8 @@ void promote_apply(struct manager *m, const struct promote_job *j)
 		    " cut walks for later passes, which resume where this one stopped "
 		    "(thpshrink_promote_deferred_total)",
 		    PROMOTE_PROCESS_VMAS_MAX, PROMOTE_PROCESS_WINDOWS_MAX, PROMOTE_PASS_LINES_MAX,
-		    PROMOTE_PASS_WINDOWS_MAX, j->deferred[PROMOTE_DEFERRED_PASS],
-		    j->deferred[PROMOTE_DEFERRED_PROCESS]);
+		    PROMOTE_PASS_WINDOWS_MAX, j->fig.deferred[PROMOTE_DEFERRED_PASS],
+		    j->fig.deferred[PROMOTE_DEFERRED_PROCESS]);
 		m->promote_bound_said = true;
 	}
 	for (size_t i = 0; i < j->n_marks; i++) {
@@ -598,10 +591,11 @@ void promote_apply(struct manager *m, const struct promote_job *j)
 	if (j->stopped)
 		log_notice("cgroup '%s': promotion stops for this pass: %s",
 			   j->cgs[j->stop_cg].path, j->stop_note);
-	if (j->over)
-		log_notice("Promotion: %zu processes beyond this pass's plan (%u cgroups, %u "
-			   "processes at most) wait for a later pass",
-			   j->over, PLAN_CGROUPS_MAX, PLAN_PROCS_MAX);
+	if (j->fig.deferred[PROMOTE_DEFERRED_PLAN])
+		log_notice(
+		    "Promotion: %" PRIu64 " processes beyond this pass's plan (%u cgroups, %u "
+		    "processes at most) wait for a later pass",
+		    j->fig.deferred[PROMOTE_DEFERRED_PLAN], PLAN_CGROUPS_MAX, PLAN_PROCS_MAX);
 	for (size_t i = 0; i < m->recs.n; i++)
 		if (m->recs.v[i].prom.looked && m->recs.v[i].prom.pass == j->pass)
 			compose_why(m, &m->recs.v[i]);
